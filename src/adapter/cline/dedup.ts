@@ -1,0 +1,19 @@
+/**
+ * Identity keys. Message ids are minted locally by Cline (`msg_<8>`), unique only
+ * within one message stream, so every key is scoped by session and agent. Components
+ * are escaped so that no choice of ids can make two different tuples spell the same
+ * key: a collision is unrepresentable, not merely improbable.
+ */
+function part(s: string): string {
+  return s.replace(/%/g, "%25").replace(/\|/g, "%7C");
+}
+
+/** `cline|<session id>|<agent>|<message id>` */
+export function usageDedupKey(sessionId: string, agent: string, messageId: string): string {
+  return `cline|${part(sessionId)}|${part(agent)}|${part(messageId)}`;
+}
+
+/** `cline|<session id>|<agent>|<tool_use id>` */
+export function toolCallKey(sessionId: string, agent: string, toolUseId: string): string {
+  return `cline|${part(sessionId)}|${part(agent)}|${part(toolUseId)}`;
+}

@@ -1,0 +1,159 @@
+import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
+import { basename, isAbsolute, join, resolve } from "node:path";
+import { scanFile } from "../../scan/scanner.ts";
+import { isWrongType } from "../../scan/schema.ts";
+import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
+import { type IndexRow, readSessionIndex } from "./index-db.ts";
+import { identityFromPath } from "./parser.ts";
+import type { ClinePaths } from "./paths.ts";
+import { sidecarSchema } from "./schema.ts";
+import { CLINE_ADAPTER_ID } from "./types.ts";
+
+const SUFFIX = ".messages.json";
+
+/** The index names a document; resolve it against the sessions dir when stored relative. */
+export function indexDocumentPath(row: IndexRow, sessionsDir: string): string | undefined {
+  const p = row.messagesPath;
+  if (p === null || p === "") return undefined;
+  return isAbsolute(p) ? resolve(p) : resolve(sessionsDir, p);
+}
+
+function regularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    // A missing or unreadable file is simply not a document; the caller counts it.
+    return false;
+  }
+}
+
+function canonical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * Walk `<sessions>/<root>/*.messages.json`: Cline's layout is exactly two levels deep,
+ * so the walk never descends further, which also makes symlink loops harmless.
+ */
+export function walkSessions(sessionsDir: string, problems: Problem[]): string[] {
+  const found: string[] = [];
+  let roots: Dirent[];
+  try {
+    roots = readdirSync(sessionsDir, { withFileTypes: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT") problems.push({ path: sessionsDir, code: "unreadable-dir", detail: String(code) });
+    return found;
+  }
+  for (const root of roots) {
+    const dir = join(sessionsDir, root.name);
+    if (!root.isDirectory() && !(root.isSymbolicLink() && isDir(dir))) continue;
+    let files: Dirent[];
+    try {
+      files = readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      problems.push({ path: dir, code: "unreadable-dir", detail: String((e as NodeJS.ErrnoException).code) });
+      continue;
+    }
+    for (const f of files) {
+      if (!f.name.endsWith(SUFFIX)) continue;
+      const p = join(dir, f.name);
+      if (f.isFile() || (f.isSymbolicLink() && regularFile(p))) found.push(p);
+    }
+  }
+  return found.sort();
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The project of a walked document: its root session's index row, else the root's sidecar cwd. */
+async function sidecarCwd(sessionDir: string, rootId: string, problems: Problem[]): Promise<string | undefined> {
+  const path = join(sessionDir, `${rootId}.json`);
+  if (!regularFile(path)) return undefined;
+  try {
+    const r = await scanFile(path, sidecarSchema);
+    const v = r.value;
+    if (v === undefined || isWrongType(v)) return undefined;
+    return typeof v.cwd === "string" ? v.cwd : undefined;
+  } catch (e) {
+    problems.push({ path, code: "unreadable-sidecar", detail: (e as Error).message });
+    return undefined;
+  }
+}
+
+/**
+ * Discovery: first every document the index names (with its cwd as project), then
+ * every document under the sessions tree the index did not name. A missing, locked or
+ * corrupt index costs metadata, never events.
+ */
+export async function discoverCline(paths: ClinePaths): Promise<DiscoverResult> {
+  const problems: Problem[] = [];
+  const sources: Source[] = [];
+  const sessionsDir = paths.sessions.path;
+  const index = readSessionIndex(paths.db.path);
+  if (index.status !== "ok" && index.status !== "missing") {
+    problems.push({ path: index.dbPath, code: `index-${index.status}`, detail: index.problem ?? index.status });
+  }
+  const byId = new Map<string, IndexRow>();
+  for (const r of index.rows) byId.set(r.sessionId, r);
+  const rootOf = (r: IndexRow): string => r.parentSessionId ?? r.sessionId.split("__")[0] ?? r.sessionId;
+
+  const seen = new Set<string>();
+  for (const row of index.rows) {
+    const p = indexDocumentPath(row, sessionsDir);
+    if (p === undefined) continue;
+    if (!p.endsWith(SUFFIX) || !regularFile(p)) {
+      problems.push({
+        path: p,
+        code: "index-path-unusable",
+        detail: `session ${row.sessionId}: messages_path is not a readable *.messages.json file (the sessions walk still looks for it)`,
+      });
+      continue;
+    }
+    const real = canonical(p);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const root = byId.get(rootOf(row));
+    const hint: SessionHint = {
+      sessionId: row.sessionId,
+      rootSessionId: rootOf(row),
+      project: row.cwd ?? root?.cwd ?? undefined,
+      isSubagent: row.isSubagent,
+      parentSessionId: row.parentSessionId ?? undefined,
+    };
+    sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "index", hint });
+  }
+
+  const cwdCache = new Map<string, string | undefined>();
+  for (const p of walkSessions(sessionsDir, problems)) {
+    const real = canonical(p);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const id = identityFromPath(p);
+    const dir = join(sessionsDir, basename(join(p, "..")));
+    let project = byId.get(id.rootSessionId)?.cwd ?? undefined;
+    if (project === undefined) {
+      if (!cwdCache.has(id.rootSessionId)) {
+        cwdCache.set(id.rootSessionId, await sidecarCwd(dir, id.rootSessionId, problems));
+      }
+      project = cwdCache.get(id.rootSessionId);
+    }
+    const hint: SessionHint = {
+      rootSessionId: id.rootSessionId,
+      isSubagent: id.agent !== "lead",
+      ...(project !== undefined ? { project } : {}),
+    };
+    sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
+  }
+  return { sources, problems };
+}

@@ -1,0 +1,34 @@
+import { arr, num, obj, str } from "../../scan/schema.ts";
+
+/**
+ * The allow-list: the ONLY fields of a Cline document this process ever decodes.
+ * Everything else (message text, thinking, tool inputs, tool results, the system
+ * prompt, metadata) is skipped as bytes by the scanner and never becomes a string.
+ */
+export const messagesDocumentSchema = obj({
+  version: num,
+  sessionId: str(512),
+  agent: str(64),
+  messages: arr(
+    obj({
+      id: str(512),
+      role: str(32),
+      ts: num,
+      modelInfo: obj({ id: str(512), provider: str(256) }),
+      metrics: obj({
+        inputTokens: num,
+        outputTokens: num,
+        cacheReadTokens: num,
+        cacheWriteTokens: num,
+        cost: num,
+      }),
+      content: arr(obj({ type: str(64), id: str(512), name: str(512) })),
+    }),
+  ),
+});
+
+/** The root session's sidecar `<id>/<id>.json`: only its cwd (the project) is read; never `prompt` or `metadata`. */
+export const sidecarSchema = obj({
+  session_id: str(512),
+  cwd: str(8192),
+});

@@ -1,0 +1,58 @@
+import { existsSync } from "node:fs";
+import type { Command } from "commander";
+import { ENV } from "../adapter/cline/paths.ts";
+import type { Problem } from "../adapter/types.ts";
+import { type Config, ConfigError, type Flags, resolveConfig } from "../config/config.ts";
+import { LedgerError } from "../ledger/ledger.ts";
+
+/** Options every command accepts. */
+export function withGlobalOptions(cmd: Command): Command {
+  // Subcommands made with `new Command` do not inherit exitOverride: set it here so
+  // usage errors reach main() and exit 2.
+  return cmd
+    .exitOverride()
+    .option("--cline-dir <dir>", `Cline root (default: $${ENV.dir} or ~/.cline)`)
+    .option("--data-dir <dir>", `Cline data dir (default: $${ENV.dataDir} or <root>/data)`)
+    .option("--sessions-dir <dir>", `Cline sessions dir itself (default: $${ENV.sessionDataDir} or <data>/sessions)`)
+    .option("--db-dir <dir>", `dir holding sessions.db (default: $${ENV.dbDataDir} or <data>/db)`)
+    .option("--state-dir <dir>", "cline-otel ledger dir (default: $CLINE_OTEL_STATE_DIR or $XDG_STATE_HOME/cline-otel)")
+    .option("--log-level <level>", "error | warn | info | debug (default: $CLINE_OTEL_LOG_LEVEL or info)");
+}
+
+export function configFrom(cmd: Command, env: NodeJS.ProcessEnv = process.env): Config {
+  return resolveConfig(cmd.optsWithGlobals() as Flags, env);
+}
+
+/** Exit codes: 2 for bad usage/configuration (fix the command), 1 for runtime failures. */
+export function exitCodeFor(e: unknown): number {
+  return e instanceof ConfigError ? 2 : 1;
+}
+
+export function describeError(e: unknown): string {
+  if (e instanceof ConfigError || e instanceof LedgerError) return `cline-otel: ${e.message}`;
+  return `cline-otel: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
+}
+
+/** When nothing of Cline's exists where we look, say where we looked and what moves it. */
+export function noClineDataMessage(config: Config): string | undefined {
+  const c = config.cline;
+  if (existsSync(c.sessions.path) || existsSync(c.db.path)) return undefined;
+  return [
+    `No Cline data found: neither ${c.sessions.path} nor ${c.db.path} exists.`,
+    `If Cline keeps its data elsewhere, set ${ENV.dir}, ${ENV.dataDir}, ${ENV.sessionDataDir} or ${ENV.dbDataDir}`,
+    "(or --cline-dir, --data-dir, --sessions-dir, --db-dir); `cline-otel paths` shows what was resolved.",
+  ].join("\n");
+}
+
+/** One line per problem code with a count and an example path: counted, never silent. */
+export function summarizeProblems(problems: readonly Problem[]): string[] {
+  const byCode = new Map<string, { n: number; example: Problem }>();
+  for (const p of problems) {
+    const e = byCode.get(p.code);
+    if (e) e.n++;
+    else byCode.set(p.code, { n: 1, example: p });
+  }
+  return [...byCode.entries()].map(
+    ([code, { n, example }]) => `${code}: ${n} (e.g. ${example.path}: ${example.detail})`,
+  );
+}

@@ -1,0 +1,266 @@
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { type ClinePathFlags, type ClinePaths, isWithin, type ResolvedPath, resolveClinePaths } from "../adapter/cline/paths.ts";
+
+/** Bad configuration: the message names the flag or variable and what it accepts. Exit code 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export type ProjectMode = "path" | "basename" | "hash" | "none";
+export type ExporterName = "otlp" | "prometheus" | "console" | "none";
+export type OtlpProtocol = "http/protobuf" | "http/json";
+export type Temporality = "cumulative" | "delta";
+export type LogLevel = "error" | "warn" | "info" | "debug";
+
+export interface ExportConfig {
+  /** Empty when exporting is off (`none`, or OTEL_SDK_DISABLED=true). */
+  readonly exporters: readonly Exclude<ExporterName, "none">[];
+  readonly otlp: {
+    /** Full metrics URL (…/v1/metrics). */
+    readonly endpoint: string;
+    readonly protocol: OtlpProtocol;
+    /** Header values are secrets (API keys): never log them. */
+    readonly headers: Readonly<Record<string, string>>;
+    readonly timeoutMs: number;
+  };
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly temporality: Temporality;
+  readonly prometheus: { readonly host: string; readonly port: number };
+  readonly serviceName: string;
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  readonly includeSessionId: boolean;
+  readonly project: ProjectMode;
+  /** A series unchanged for this long, and already delivered, stops being reported. */
+  readonly seriesTtlMs: number;
+}
+
+export interface Config {
+  readonly cline: ClinePaths;
+  readonly stateDir: ResolvedPath;
+  readonly pollIntervalMs: number;
+  readonly watch: boolean;
+  readonly logLevel: LogLevel;
+  readonly prices: string | undefined;
+  readonly export: ExportConfig;
+}
+
+/** Flags as commander hands them over (all optional strings/booleans). */
+export interface Flags extends ClinePathFlags {
+  readonly stateDir?: string | undefined;
+  readonly pollInterval?: string | undefined;
+  readonly watch?: boolean | undefined;
+  readonly logLevel?: string | undefined;
+  readonly project?: string | undefined;
+  readonly sessionId?: boolean | undefined;
+  readonly prices?: string | undefined;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function envStr(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v === undefined || v === "" ? undefined : v;
+}
+
+function oneOf<T extends string>(value: string, accepted: readonly T[], what: string): T {
+  const v = value.trim().toLowerCase();
+  if ((accepted as readonly string[]).includes(v)) return v as T;
+  throw new ConfigError(`${what} is "${value}"; accepted values: ${accepted.join(", ")}`);
+}
+
+function positiveNumber(value: string, what: string, unit: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new ConfigError(`${what} is "${value}"; give a positive number of ${unit}`);
+  }
+  return n;
+}
+
+function boolValue(value: string, what: string): boolean {
+  return oneOf(value, ["true", "false", "1", "0", "yes", "no"] as const, what).match(/^(true|1|yes)$/) !== null;
+}
+
+/** W3C-baggage-like `k=v,k2=v2` lists (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS). */
+export function parseKeyValueList(text: string, what: string, secret = false): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of text.split(",")) {
+    if (item.trim() === "") continue;
+    const eq = item.indexOf("=");
+    if (eq <= 0) {
+      // Never echo a header item: it may be an API key.
+      const shown = secret ? "an item" : `"${item.trim()}"`;
+      throw new ConfigError(`${what} has ${shown} without key=value; use key1=value1,key2=value2`);
+    }
+    const key = item.slice(0, eq).trim();
+    let value = item.slice(eq + 1).trim();
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      // Not percent-encoded after all: the spec's decoding is best effort, keep the raw text.
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+export function defaultStateDir(env: Env, home: string): ResolvedPath {
+  const xdg = envStr(env, "XDG_STATE_HOME");
+  return xdg !== undefined
+    ? { path: join(resolve(xdg), "cline-otel"), origin: "default", via: "$XDG_STATE_HOME/cline-otel" }
+    : { path: join(home, ".local", "state", "cline-otel"), origin: "default", via: "~/.local/state/cline-otel" };
+}
+
+function exportConfig(flags: Flags, env: Env): ExportConfig {
+  const sdkDisabled = envStr(env, "OTEL_SDK_DISABLED");
+  const disabled = sdkDisabled !== undefined && boolValue(sdkDisabled, "OTEL_SDK_DISABLED");
+  const names = (envStr(env, "OTEL_METRICS_EXPORTER") ?? "otlp")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => oneOf(s, ["otlp", "prometheus", "console", "none"] as const, "OTEL_METRICS_EXPORTER"));
+  const exporters = disabled || names.includes("none") ? [] : [...new Set(names)].filter((n) => n !== "none");
+
+  const metricsEndpoint = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+  const baseEndpoint = envStr(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  const endpoint =
+    metricsEndpoint ??
+    (baseEndpoint !== undefined ? `${baseEndpoint.replace(/\/+$/, "")}/v1/metrics` : "http://localhost:4318/v1/metrics");
+  const endpointVar = metricsEndpoint !== undefined ? "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new ConfigError(`${endpointVar} is "${endpoint}", not a URL; e.g. http://localhost:4318`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`${endpointVar} must be an http:// or https:// URL (OTLP over HTTP)`);
+  }
+
+  const protoVar = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") !== undefined
+    ? "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+    : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const protoRaw = envStr(env, protoVar) ?? "http/protobuf";
+  if (protoRaw.trim().toLowerCase() === "grpc") {
+    throw new ConfigError(`${protoVar}=grpc is not supported; use http/protobuf (port 4318) or http/json`);
+  }
+  const protocol = oneOf(protoRaw, ["http/protobuf", "http/json"] as const, protoVar);
+
+  const headers = {
+    ...parseKeyValueList(envStr(env, "OTEL_EXPORTER_OTLP_HEADERS") ?? "", "OTEL_EXPORTER_OTLP_HEADERS", true),
+    ...parseKeyValueList(envStr(env, "OTEL_EXPORTER_OTLP_METRICS_HEADERS") ?? "", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", true),
+  };
+  const ms = (name: string, fallback: number) => {
+    const v = envStr(env, name);
+    return v === undefined ? fallback : positiveNumber(v, name, "milliseconds");
+  };
+  const otlpTimeout = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT")
+    ? ms("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", 10_000)
+    : ms("OTEL_EXPORTER_OTLP_TIMEOUT", 10_000);
+  const intervalMs = ms("OTEL_METRIC_EXPORT_INTERVAL", 60_000);
+  const timeoutMs = Math.min(ms("OTEL_METRIC_EXPORT_TIMEOUT", 30_000), intervalMs);
+
+  const tempRaw = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE") ?? "cumulative";
+  const tempName = oneOf(
+    tempRaw,
+    ["cumulative", "delta", "lowmemory"] as const,
+    "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+  );
+  // LowMemory means delta for counters, which is all we export.
+  const temporality: Temporality = tempName === "cumulative" ? "cumulative" : "delta";
+
+  const promPortRaw = envStr(env, "OTEL_EXPORTER_PROMETHEUS_PORT") ?? "9464";
+  const promPort = Number(promPortRaw);
+  if (!Number.isInteger(promPort) || promPort < 0 || promPort > 65535) {
+    throw new ConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT is "${promPortRaw}"; give a port number 0-65535`);
+  }
+
+  const projectRaw = flags.project ?? envStr(env, "CLINE_OTEL_PROJECT") ?? "path";
+  const project = oneOf(
+    projectRaw,
+    ["path", "basename", "hash", "none"] as const,
+    flags.project !== undefined ? "--project" : "CLINE_OTEL_PROJECT",
+  );
+  const sidEnv = envStr(env, "CLINE_OTEL_INCLUDE_SESSION_ID");
+  const includeSessionId =
+    flags.sessionId ?? (sidEnv === undefined ? true : boolValue(sidEnv, "CLINE_OTEL_INCLUDE_SESSION_ID"));
+  const ttlRaw = envStr(env, "CLINE_OTEL_SERIES_TTL");
+  const seriesTtlMs =
+    ttlRaw === undefined ? 7 * 24 * 3600_000 : positiveNumber(ttlRaw, "CLINE_OTEL_SERIES_TTL", "seconds") * 1000;
+
+  return Object.freeze({
+    exporters: Object.freeze(exporters),
+    otlp: Object.freeze({ endpoint: url.toString(), protocol, headers: Object.freeze(headers), timeoutMs: otlpTimeout }),
+    intervalMs,
+    timeoutMs,
+    temporality,
+    prometheus: Object.freeze({ host: envStr(env, "OTEL_EXPORTER_PROMETHEUS_HOST") ?? "127.0.0.1", port: promPort }),
+    serviceName: envStr(env, "OTEL_SERVICE_NAME") ?? "cline-otel",
+    resourceAttributes: Object.freeze(
+      parseKeyValueList(envStr(env, "OTEL_RESOURCE_ATTRIBUTES") ?? "", "OTEL_RESOURCE_ATTRIBUTES"),
+    ),
+    includeSessionId,
+    project,
+    seriesTtlMs,
+  });
+}
+
+/**
+ * Resolve the whole configuration once: flags, then standard environment variables,
+ * then defaults. The result is frozen; nothing reads process.env after this.
+ */
+export function resolveConfig(flags: Flags, env: Env, home: string = homedir(), cwd: string = process.cwd()): Config {
+  for (const [name, v] of Object.entries({
+    "--cline-dir": flags.clineDir,
+    "--data-dir": flags.dataDir,
+    "--sessions-dir": flags.sessionsDir,
+    "--db-dir": flags.dbDir,
+    "--state-dir": flags.stateDir,
+  })) {
+    if (v !== undefined && v.trim() === "") throw new ConfigError(`${name} is empty; give a directory path`);
+  }
+  const cline = resolveClinePaths(flags, env, home, cwd);
+  const stateEnv = envStr(env, "CLINE_OTEL_STATE_DIR");
+  const stateDir: ResolvedPath =
+    flags.stateDir !== undefined
+      ? { path: resolve(cwd, flags.stateDir), origin: "flag", via: "--state-dir" }
+      : stateEnv !== undefined
+        ? { path: resolve(cwd, stateEnv), origin: "env", via: "CLINE_OTEL_STATE_DIR" }
+        : defaultStateDir(env, home);
+  // Read-only principle: our own writes must never land inside Cline's directories.
+  for (const p of [cline.root, cline.data, cline.sessions, cline.db]) {
+    if (isWithin(stateDir.path, p.path)) {
+      throw new ConfigError(
+        `the state dir ${stateDir.path} (${stateDir.via}) is inside Cline's ${p.path}; cline-otel never writes there: choose another --state-dir`,
+      );
+    }
+  }
+  const pollRaw = flags.pollInterval ?? envStr(env, "CLINE_OTEL_POLL_INTERVAL");
+  const pollIntervalMs =
+    pollRaw === undefined
+      ? 5000
+      : positiveNumber(pollRaw, flags.pollInterval !== undefined ? "--poll-interval" : "CLINE_OTEL_POLL_INTERVAL", "seconds") *
+        1000;
+  const watchEnv = envStr(env, "CLINE_OTEL_WATCH");
+  const watch = flags.watch ?? (watchEnv === undefined ? true : boolValue(watchEnv, "CLINE_OTEL_WATCH"));
+  const logRaw = flags.logLevel ?? envStr(env, "CLINE_OTEL_LOG_LEVEL") ?? "info";
+  const logLevel = oneOf(
+    logRaw,
+    ["error", "warn", "info", "debug"] as const,
+    flags.logLevel !== undefined ? "--log-level" : "CLINE_OTEL_LOG_LEVEL",
+  );
+  const pricesRaw = flags.prices ?? envStr(env, "CLINE_OTEL_PRICES");
+  return Object.freeze({
+    cline,
+    stateDir: Object.freeze(stateDir),
+    pollIntervalMs,
+    watch,
+    logLevel,
+    prices: pricesRaw === undefined ? undefined : resolve(cwd, pricesRaw),
+    export: exportConfig(flags, env),
+  });
+}

@@ -1,0 +1,565 @@
+import { randomUUID } from "node:crypto";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { Observation, SourceCheckpoint, ToolCall, UsageEvent } from "../adapter/types.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+
+export const LEDGER_FILE = "ledger.sqlite";
+const LOCK_FILE = "ledger.lock";
+const PID_FILE = "ledger.pid";
+
+/** A ledger problem the user must act on; the message names the file and the fix. */
+export class LedgerError extends Error {
+  constructor(
+    message: string,
+    readonly code: "locked" | "corrupt" | "too-new" | "io",
+  ) {
+    super(message);
+    this.name = "LedgerError";
+  }
+}
+
+export interface LedgerOptions {
+  /** Open for reading only, without the single-writer lock (report while a daemon runs). */
+  readonly readOnly?: boolean;
+  readonly now?: () => number;
+}
+
+export type ReadObservation = Extract<Observation, { status: "read" }>;
+
+export interface CommitResult {
+  readonly eventsAdded: number;
+  readonly callsAdded: number;
+}
+
+export interface UsageSeriesRow {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly events: number;
+  readonly firstMs: number;
+  readonly updatedMs: number;
+}
+
+export interface ToolSeriesRow {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly toolName: string;
+  readonly usageKnown: boolean;
+  readonly calls: number;
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly firstMs: number;
+  readonly updatedMs: number;
+}
+
+export interface ExportState {
+  readonly exporter: string;
+  readonly eventWatermark: number;
+  readonly callWatermark: number;
+  readonly windowStartNs: bigint;
+  readonly lastSuccessMs: number;
+}
+
+const SERIES_KEY = "session_id, agent, project, model, provider";
+
+/**
+ * The local SQLite ledger: deduplicated events, tool calls, checkpoints and export
+ * state. Single writer per state dir (an OS lock that dies with the process), WAL,
+ * statements prepared once, and the events of one source commit together with its
+ * checkpoint so a crash can neither lose nor double a token.
+ */
+export class Ledger {
+  readonly path: string;
+  readonly instanceId: string;
+  readonly streamStartNs: bigint;
+  private readonly db: Database.Database;
+  private readonly lockDb: Database.Database | undefined;
+  private readonly now: () => number;
+  private readonly st: ReturnType<typeof prepare>;
+  private readonly groupCache = new Map<string, Database.Statement>();
+
+  private constructor(
+    path: string,
+    db: Database.Database,
+    lockDb: Database.Database | undefined,
+    now: () => number,
+  ) {
+    this.path = path;
+    this.db = db;
+    this.lockDb = lockDb;
+    this.now = now;
+    this.st = prepare(db);
+    const meta = new Map(
+      (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
+        r.key,
+        r.value,
+      ]),
+    );
+    this.instanceId = meta.get("instance_id") ?? "";
+    this.streamStartNs = BigInt(meta.get("stream_start_ns") ?? "0");
+  }
+
+  /** Open (creating if needed) the ledger in `stateDir`. Throws LedgerError with a fix. */
+  static open(stateDir: string, opts: LedgerOptions = {}): Ledger {
+    const now = opts.now ?? Date.now;
+    const path = join(stateDir, LEDGER_FILE);
+    if (opts.readOnly) {
+      if (!existsSync(path)) throw new LedgerError(`no ledger at ${path} yet: run \`cline-otel report\` or \`cline-otel run\` once`, "io");
+      const db = openDb(path, true);
+      return new Ledger(path, db, undefined, now);
+    }
+    ensurePrivateDir(stateDir);
+    const lockDb = acquireLock(stateDir);
+    try {
+      if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+      chmodSync(path, 0o600);
+      const db = openDb(path, false);
+      migrate(db, path, now);
+      return new Ledger(path, db, lockDb, now);
+    } catch (e) {
+      lockDb.close();
+      throw e;
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+    if (this.lockDb?.open) this.lockDb.close();
+  }
+
+  getCheckpoint(path: string): SourceCheckpoint | undefined {
+    const r = this.st.getCheckpoint.get(path) as
+      | { path: string; size: number; mtime_ns: string; ino: number; dev: number }
+      | undefined;
+    return r && { path: r.path, size: r.size, mtimeNs: r.mtime_ns, ino: r.ino, dev: r.dev };
+  }
+
+  /** Events, tool calls and the source's new checkpoint, in one transaction. */
+  commit(obs: ReadObservation): CommitResult {
+    return this.commitTx(obs);
+  }
+
+  private readonly commitTx = (obs: ReadObservation): CommitResult => {
+    const run = this.db.transaction((o: ReadObservation): CommitResult => {
+      const nowMs = this.now();
+      let eventsAdded = 0;
+      let callsAdded = 0;
+      const byKey = new Map<string, UsageEvent>();
+      for (const e of o.events) {
+        byKey.set(e.dedupKey, e);
+        if (this.insertEvent(e, o.source.adapterId, nowMs)) eventsAdded++;
+      }
+      for (const c of o.toolCalls) {
+        if (this.insertCall(c, byKey, nowMs)) callsAdded++;
+      }
+      const cp = o.checkpoint;
+      this.st.putCheckpoint.run(cp.path, o.source.adapterId, cp.size, cp.mtimeNs, cp.ino, cp.dev, nowMs);
+      return { eventsAdded, callsAdded };
+    });
+    return run(obs);
+  };
+
+  private insertEvent(e: UsageEvent, adapter: string, nowMs: number): boolean {
+    const info = this.st.insertEvent.run(
+      e.dedupKey,
+      adapter,
+      e.sessionId,
+      e.agent,
+      e.messageId,
+      e.timestampMs,
+      e.model,
+      e.provider,
+      e.project,
+      e.input,
+      e.output,
+      e.cacheRead,
+      e.cacheWrite,
+      e.total,
+      e.cacheBranch,
+      e.recordedCost,
+      e.toolCallCount,
+      e.sourcePath,
+      nowMs,
+    );
+    if (info.changes === 0) return false;
+    this.st.upsertUsageSeries.run(
+      e.sessionId,
+      e.agent,
+      e.project,
+      e.model,
+      e.provider,
+      e.input,
+      e.output,
+      e.cacheRead,
+      e.cacheWrite,
+      nowMs,
+      nowMs,
+    );
+    return true;
+  }
+
+  private insertCall(c: ToolCall, batch: Map<string, UsageEvent>, nowMs: number): boolean {
+    let paid: { input: number; output: number; cacheRead: number; cacheWrite: number } | undefined;
+    if (c.usageKey !== "") {
+      paid = batch.get(c.usageKey) ?? (this.st.getEventComponents.get(c.usageKey) as typeof paid);
+    }
+    const d = c.divisor;
+    const share = paid
+      ? [paid.input / d, paid.output / d, paid.cacheRead / d, paid.cacheWrite / d]
+      : [0, 0, 0, 0];
+    const usageKey = paid ? c.usageKey : "";
+    const info = this.st.insertCall.run(
+      c.callKey,
+      usageKey,
+      c.sessionId,
+      c.agent,
+      c.toolName,
+      c.timestampMs,
+      d,
+      c.model,
+      c.provider,
+      c.project,
+      ...share,
+      c.sourcePath,
+      nowMs,
+    );
+    if (info.changes === 0) return false;
+    this.st.upsertToolSeries.run(
+      c.sessionId,
+      c.agent,
+      c.project,
+      c.model,
+      c.provider,
+      c.toolName,
+      paid ? 1 : 0,
+      ...share,
+      nowMs,
+      nowMs,
+    );
+    return true;
+  }
+
+  usageSeries(): UsageSeriesRow[] {
+    return this.st.usageSeries.all() as UsageSeriesRow[];
+  }
+
+  toolSeries(): ToolSeriesRow[] {
+    return (this.st.toolSeries.all() as (Omit<ToolSeriesRow, "usageKnown"> & { usageKnown: number })[]).map(
+      (r) => ({ ...r, usageKnown: r.usageKnown === 1 }),
+    );
+  }
+
+  /** Usage aggregated per series over events with watermark < id <= upTo (delta export). */
+  usageDelta(after: number, upTo: number): UsageSeriesRow[] {
+    return this.st.usageDelta.all(after, upTo) as UsageSeriesRow[];
+  }
+
+  toolDelta(after: number, upTo: number): ToolSeriesRow[] {
+    return (
+      this.st.toolDelta.all(after, upTo) as (Omit<ToolSeriesRow, "usageKnown"> & { usageKnown: number })[]
+    ).map((r) => ({ ...r, usageKnown: r.usageKnown === 1 }));
+  }
+
+  /** Highest event and call ids: the delta exporter's next watermark candidates. */
+  maxIds(): { event: number; call: number } {
+    const r = this.st.maxIds.get() as { event: number; call: number };
+    return r;
+  }
+
+  getExportState(exporter: string): ExportState {
+    const r = this.st.getExportState.get(exporter) as
+      | { event_watermark: number; call_watermark: number; window_start_ns: string; last_success_ms: number }
+      | undefined;
+    if (r === undefined) {
+      return {
+        exporter,
+        eventWatermark: 0,
+        callWatermark: 0,
+        windowStartNs: this.streamStartNs,
+        lastSuccessMs: 0,
+      };
+    }
+    return {
+      exporter,
+      eventWatermark: r.event_watermark,
+      callWatermark: r.call_watermark,
+      windowStartNs: BigInt(r.window_start_ns),
+      lastSuccessMs: r.last_success_ms,
+    };
+  }
+
+  putExportState(s: ExportState): void {
+    this.st.putExportState.run(
+      s.exporter,
+      s.eventWatermark,
+      s.callWatermark,
+      s.windowStartNs.toString(),
+      s.lastSuccessMs,
+    );
+  }
+
+  /** Grouped totals for `report`. Dimensions are validated column expressions, never user text. */
+  groupedEvents(dims: readonly GroupDim[]): Record<string, unknown>[] {
+    return this.grouped("events", dims);
+  }
+
+  groupedCalls(dims: readonly GroupDim[]): Record<string, unknown>[] {
+    return this.grouped("calls", dims);
+  }
+
+  /** Events of messages that made no tool call: the `(none)` row of a per-tool view. */
+  groupedEventsWithoutCalls(dims: readonly GroupDim[]): Record<string, unknown>[] {
+    return this.grouped("events-without-calls", dims);
+  }
+
+  private grouped(kind: GroupKind, dims: readonly GroupDim[]): Record<string, unknown>[] {
+    const key = `${kind}:${dims.join(",")}`;
+    let stmt = this.groupCache.get(key);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(groupSql(kind, dims));
+      this.groupCache.set(key, stmt);
+    }
+    return stmt.all() as Record<string, unknown>[];
+  }
+
+  /** Events of the ledger in ingestion order (tests, audits, cost verification). */
+  *iterateEvents(): IterableIterator<Record<string, unknown>> {
+    yield* this.st.allEvents.iterate() as IterableIterator<Record<string, unknown>>;
+  }
+
+  counts(): { events: number; calls: number; sources: number } {
+    return this.st.counts.get() as { events: number; calls: number; sources: number };
+  }
+}
+
+export type GroupDim = "day" | "model" | "provider" | "project" | "session" | "agent" | "tool";
+
+const DIM_SQL: Record<GroupDim, string> = {
+  day: "strftime('%Y-%m-%d', ts_ms / 1000, 'unixepoch')",
+  model: "model",
+  provider: "provider",
+  project: "project",
+  session: "session_id",
+  agent: "agent",
+  tool: "tool_name",
+};
+
+type GroupKind = "events" | "calls" | "events-without-calls";
+
+function groupSql(kind: GroupKind, dims: readonly GroupDim[]): string {
+  const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
+  const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const sel = (xs: string[]) => [...cols, ...xs].join(", ");
+  if (kind === "events-without-calls" && dims.includes("tool")) {
+    throw new Error("events without calls have no tool dimension");
+  }
+  if (kind !== "calls") {
+    const where = kind === "events-without-calls" ? "WHERE tool_calls = 0" : "";
+    return `SELECT ${sel([
+      "IFNULL(SUM(input), 0) AS input",
+      "IFNULL(SUM(output), 0) AS output",
+      "IFNULL(SUM(cache_read), 0) AS cacheRead",
+      "IFNULL(SUM(cache_write), 0) AS cacheWrite",
+      "COUNT(*) AS events",
+    ])} FROM events ${where} ${group} ${order}`;
+  }
+  return `SELECT ${sel([
+    "IFNULL(SUM(share_input), 0) AS input",
+    "IFNULL(SUM(share_output), 0) AS output",
+    "IFNULL(SUM(share_cache_read), 0) AS cacheRead",
+    "IFNULL(SUM(share_cache_write), 0) AS cacheWrite",
+    "COUNT(DISTINCT NULLIF(usage_key, '')) AS events",
+    "COUNT(*) AS toolCalls",
+  ])} FROM tool_calls ${group} ${order}`;
+}
+
+function prepare(db: Database.Database) {
+  const seriesCols = `session_id AS sessionId, agent, project, model, provider`;
+  return {
+    getCheckpoint: db.prepare("SELECT path, size, mtime_ns, ino, dev FROM checkpoints WHERE path = ?"),
+    putCheckpoint: db.prepare(
+      `INSERT INTO checkpoints (path, adapter, size, mtime_ns, ino, dev, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (path) DO UPDATE SET adapter = excluded.adapter, size = excluded.size, mtime_ns = excluded.mtime_ns,
+         ino = excluded.ino, dev = excluded.dev, updated_ms = excluded.updated_ms`,
+    ),
+    insertEvent: db.prepare(
+      `INSERT INTO events (dedup_key, adapter, session_id, agent, message_id, ts_ms, model, provider, project,
+         input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (dedup_key) DO NOTHING`,
+    ),
+    upsertUsageSeries: db.prepare(
+      `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+       ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
+         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+         events = events + 1, updated_ms = excluded.updated_ms`,
+    ),
+    getEventComponents: db.prepare(
+      "SELECT input, output, cache_read AS cacheRead, cache_write AS cacheWrite FROM events WHERE dedup_key = ?",
+    ),
+    insertCall: db.prepare(
+      `INSERT INTO tool_calls (call_key, usage_key, session_id, agent, tool_name, ts_ms, divisor, model, provider,
+         project, share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (call_key) DO NOTHING`,
+    ),
+    upsertToolSeries: db.prepare(
+      `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
+         first_ms, updated_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + 1,
+         input = input + excluded.input, output = output + excluded.output,
+         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+         updated_ms = excluded.updated_ms`,
+    ),
+    usageSeries: db.prepare(
+      `SELECT ${seriesCols}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
+         first_ms AS firstMs, updated_ms AS updatedMs FROM usage_series ORDER BY id`,
+    ),
+    toolSeries: db.prepare(
+      `SELECT ${seriesCols}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
+         cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs
+       FROM tool_series ORDER BY id`,
+    ),
+    usageDelta: db.prepare(
+      `SELECT ${seriesCols}, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cacheRead,
+         SUM(cache_write) AS cacheWrite, COUNT(*) AS events, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs
+       FROM events WHERE id > ? AND id <= ? GROUP BY ${SERIES_KEY} ORDER BY MIN(id)`,
+    ),
+    toolDelta: db.prepare(
+      `SELECT ${seriesCols}, tool_name AS toolName, usage_key != '' AS usageKnown, COUNT(*) AS calls,
+         SUM(share_input) AS input, SUM(share_output) AS output, SUM(share_cache_read) AS cacheRead,
+         SUM(share_cache_write) AS cacheWrite, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs
+       FROM tool_calls WHERE id > ? AND id <= ? GROUP BY ${SERIES_KEY}, tool_name, usage_key != '' ORDER BY MIN(id)`,
+    ),
+    maxIds: db.prepare(
+      "SELECT (SELECT IFNULL(MAX(id), 0) FROM events) AS event, (SELECT IFNULL(MAX(id), 0) FROM tool_calls) AS call",
+    ),
+    getExportState: db.prepare(
+      "SELECT event_watermark, call_watermark, window_start_ns, last_success_ms FROM export_state WHERE exporter = ?",
+    ),
+    putExportState: db.prepare(
+      `INSERT INTO export_state (exporter, event_watermark, call_watermark, window_start_ns, last_success_ms)
+       VALUES (?, ?, ?, ?, ?) ON CONFLICT (exporter) DO UPDATE SET event_watermark = excluded.event_watermark,
+         call_watermark = excluded.call_watermark, window_start_ns = excluded.window_start_ns,
+         last_success_ms = excluded.last_success_ms`,
+    ),
+    allEvents: db.prepare("SELECT * FROM events ORDER BY id"),
+    counts: db.prepare(
+      `SELECT (SELECT COUNT(*) FROM events) AS events, (SELECT COUNT(*) FROM tool_calls) AS calls,
+         (SELECT COUNT(*) FROM checkpoints) AS sources`,
+    ),
+  };
+}
+
+function ensurePrivateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // A state dir we own is private: it holds project paths and session ids.
+    if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  } catch (e) {
+    throw new LedgerError(`cannot use state dir ${dir}: ${(e as Error).message} (set --state-dir or CLINE_OTEL_STATE_DIR)`, "io");
+  }
+}
+
+/**
+ * Single-writer lock: an exclusive SQLite lock on a side file, held for the life of the
+ * process. The OS drops it when the process dies, so a crash never leaves a stale lock.
+ */
+function acquireLock(stateDir: string): Database.Database {
+  const lockPath = join(stateDir, LOCK_FILE);
+  if (!existsSync(lockPath)) closeSync(openSync(lockPath, "a", 0o600));
+  const db = new Database(lockPath, { timeout: 0 });
+  try {
+    db.pragma("journal_mode = DELETE");
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.exec("CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder;");
+    db.prepare("INSERT INTO holder (pid) VALUES (?)").run(process.pid);
+  } catch (e) {
+    db.close();
+    const code = (e as { code?: string }).code ?? "";
+    if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+      const pid = readHolderPid(stateDir);
+      throw new LedgerError(
+        `another cline-otel process${pid ? ` (pid ${pid})` : ""} is using the ledger in ${stateDir}; stop it, or give this one its own --state-dir`,
+        "locked",
+      );
+    }
+    throw new LedgerError(`cannot lock ${lockPath}: ${(e as Error).message}`, "io");
+  }
+  writeFileSync(join(stateDir, PID_FILE), `${process.pid}\n`, { mode: 0o600 });
+  return db;
+}
+
+/** The pid file is informational only (the lock is the SQLite lock); a missing one is fine. */
+export function readHolderPid(stateDir: string): number | undefined {
+  const p = join(stateDir, PID_FILE);
+  if (!existsSync(p)) return undefined;
+  const n = Number.parseInt(readFileSync(p, "utf8").trim(), 10);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+function openDb(path: string, readOnly: boolean): Database.Database {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: readOnly, fileMustExist: readOnly, timeout: 5000 });
+    if (!readOnly) {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+    }
+    const check = db.pragma("quick_check", { simple: true });
+    if (check !== "ok") throw Object.assign(new Error(String(check)), { code: "SQLITE_CORRUPT" });
+    return db;
+  } catch (e) {
+    db?.close();
+    const code = (e as { code?: string }).code ?? "";
+    if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
+      throw new LedgerError(
+        `the ledger ${path} is corrupt (${(e as Error).message}); it was left untouched. Move it aside (mv ${path} ${path}.corrupt) to start a new ledger, which re-reads all Cline history`,
+        "corrupt",
+      );
+    }
+    if (code.startsWith("SQLITE_BUSY")) {
+      throw new LedgerError(`the ledger ${path} is busy; another cline-otel is writing it`, "locked");
+    }
+    throw new LedgerError(`cannot open the ledger ${path}: ${(e as Error).message}`, "io");
+  }
+}
+
+function migrate(db: Database.Database, path: string, now: () => number): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new LedgerError(
+      `the ledger ${path} has schema version ${version}, newer than this cline-otel understands (${SCHEMA_VERSION}); upgrade cline-otel`,
+      "too-new",
+    );
+  }
+  const steps = db.transaction(() => {
+    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);
+    if (version === 0) {
+      const ms = now();
+      const put = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+      put.run("instance_id", randomUUID());
+      put.run("created_ms", String(ms));
+      // Persisted so a restarted process continues the same cumulative streams.
+      put.run("stream_start_ns", (BigInt(ms) * 1_000_000n).toString());
+    }
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  });
+  if (version < SCHEMA_VERSION) steps();
+}

@@ -1,0 +1,90 @@
+/**
+ * Allow-list schemas for the streaming scanner. A schema names the only fields that
+ * are ever decoded into JS values; everything else in a document is skipped as bytes.
+ */
+
+export type Schema = StringSchema | NumberSchema | ObjectSchema | ArraySchema;
+
+export interface StringSchema {
+  readonly kind: "string";
+  /** Strings longer than this many raw (still escaped) bytes are not decoded: `{wrongType:"too-long"}`. */
+  readonly maxBytes: number;
+}
+
+export interface NumberSchema {
+  readonly kind: "number";
+}
+
+/** `F` is generic so that `Scanned` can see the field names of a schema built with `obj()`. */
+export interface ObjectSchema<F extends Readonly<Record<string, Schema>> = Readonly<Record<string, Schema>>> {
+  readonly kind: "object";
+  readonly fields: F;
+}
+
+export interface ArraySchema<I extends Schema = Schema> {
+  readonly kind: "array";
+  readonly items: I;
+}
+
+export const DEFAULT_STRING_MAX_BYTES = 1024;
+
+export function str(maxBytes: number = DEFAULT_STRING_MAX_BYTES): StringSchema {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    throw new RangeError(`str(): maxBytes must be a non-negative integer, got ${maxBytes}`);
+  }
+  return Object.freeze({ kind: "string", maxBytes });
+}
+
+export const num: NumberSchema = Object.freeze({ kind: "number" });
+
+export function obj<F extends Record<string, Schema>>(fields: F): ObjectSchema<Readonly<F>> {
+  return Object.freeze({ kind: "object", fields: Object.freeze({ ...fields }) });
+}
+
+export function arr<I extends Schema>(items: I): ArraySchema<I> {
+  return Object.freeze({ kind: "array", items });
+}
+
+export type WrongTypeKind = "string" | "number" | "object" | "array" | "boolean" | "null" | "too-long";
+
+/** What a value decodes to when it does not have the schema's type (or a string is longer than maxBytes). */
+export interface WrongType {
+  readonly wrongType: WrongTypeKind;
+}
+
+export type Scanned<S extends Schema> = S extends StringSchema
+  ? string | WrongType
+  : S extends NumberSchema
+    ? number | WrongType
+    : S extends ObjectSchema<infer F>
+      ? { -readonly [K in keyof F]?: F[K] extends Schema ? Scanned<F[K]> : never } | WrongType
+      : S extends ArraySchema<infer I>
+        ? Scanned<I>[] | WrongType
+        : never;
+
+/**
+ * A non-enumerable brand, so a decoded object that happens to have an allow-listed
+ * field called `wrongType` is never mistaken for a WrongType marker.
+ */
+const WRONG_TYPE_BRAND: unique symbol = Symbol("cline-otel.scan.wrongType");
+
+function makeWrongType(kind: WrongTypeKind): WrongType {
+  const v = { wrongType: kind };
+  Object.defineProperty(v, WRONG_TYPE_BRAND, { value: true, enumerable: false });
+  return Object.freeze(v);
+}
+
+/** Shared, frozen markers: one per kind (they carry no data, so sharing is safe). */
+export const WRONG: Readonly<Record<WrongTypeKind, WrongType>> = Object.freeze({
+  string: makeWrongType("string"),
+  number: makeWrongType("number"),
+  object: makeWrongType("object"),
+  array: makeWrongType("array"),
+  boolean: makeWrongType("boolean"),
+  null: makeWrongType("null"),
+  "too-long": makeWrongType("too-long"),
+});
+
+export function isWrongType(v: unknown): v is WrongType {
+  return typeof v === "object" && v !== null && (v as Record<symbol, unknown>)[WRONG_TYPE_BRAND] === true;
+}

@@ -1,0 +1,62 @@
+import type { Observation, Source, ToolCall, UsageEvent } from "../../src/adapter/types.ts";
+
+export const SOURCE: Source = { adapterId: "cline", path: "/s/a/a.messages.json", origin: "walk", hint: {} };
+
+/** A valid event; `total` follows the components unless the override sets it. */
+export function event(id: string, over: Partial<UsageEvent> = {}): UsageEvent {
+  const base: UsageEvent = {
+    dedupKey: `cline|s1|lead|${id}`,
+    sessionId: "s1",
+    agent: "lead",
+    messageId: id,
+    timestampMs: 1_796_000_000_000,
+    model: "m1",
+    provider: "p1",
+    project: "/work/ws",
+    input: 100,
+    output: 10,
+    cacheRead: 50,
+    cacheWrite: 5,
+    total: 165,
+    cacheBranch: "subset",
+    recordedCost: null,
+    toolCallCount: 0,
+    sourcePath: SOURCE.path,
+    ...over,
+  };
+  const total = over.total ?? base.input + base.output + base.cacheRead + base.cacheWrite;
+  return { ...base, total };
+}
+
+export function call(id: string, usageKey: string, divisor: number, over: Partial<ToolCall> = {}): ToolCall {
+  return {
+    callKey: `cline|s1|lead|${id}`,
+    usageKey,
+    sessionId: "s1",
+    agent: "lead",
+    toolName: "run_commands",
+    timestampMs: 1_796_000_000_000,
+    divisor,
+    model: "m1",
+    provider: "p1",
+    project: "/work/ws",
+    sourcePath: SOURCE.path,
+    ...over,
+  };
+}
+
+export function observation(
+  events: UsageEvent[],
+  toolCalls: ToolCall[] = [],
+  size = 100,
+  source: Source = SOURCE,
+): Extract<Observation, { status: "read" }> {
+  return {
+    status: "read",
+    source,
+    checkpoint: { path: source.path, size, mtimeNs: "1", ino: 1, dev: 1 },
+    events,
+    toolCalls,
+    problems: [],
+  };
+}
