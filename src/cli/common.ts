@@ -13,9 +13,15 @@ export function withGlobalOptions(cmd: Command): Command {
     .exitOverride()
     .option("--cline-dir <dir>", `Cline root (default: $${ENV.dir} or ~/.cline)`)
     .option("--data-dir <dir>", `Cline data dir (default: $${ENV.dataDir} or <root>/data)`)
-    .option("--sessions-dir <dir>", `Cline sessions dir itself (default: $${ENV.sessionDataDir} or <data>/sessions)`)
+    .option(
+      "--sessions-dir <dir>",
+      `Cline sessions dir itself (default: $${ENV.sessionDataDir} or <data>/sessions)`,
+    )
     .option("--db-dir <dir>", `dir holding sessions.db (default: $${ENV.dbDataDir} or <data>/db)`)
-    .option("--state-dir <dir>", "cline-otel ledger dir (default: $CLINE_OTEL_STATE_DIR or $XDG_STATE_HOME/cline-otel)")
+    .option(
+      "--state-dir <dir>",
+      "cline-otel ledger dir (default: $CLINE_OTEL_STATE_DIR or $XDG_STATE_HOME/cline-otel)",
+    )
     .option("--log-level <level>", "error | warn | info | debug (default: $CLINE_OTEL_LOG_LEVEL or info)");
 }
 

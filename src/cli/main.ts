@@ -25,7 +25,9 @@ async function main(argv: string[]): Promise<number> {
     const code = (e as { code?: string }).code;
     if (typeof code === "string" && code.startsWith("commander.")) {
       // commander already printed its message; help/version are not errors.
-      return code === "commander.helpDisplayed" || code === "commander.version" || code === "commander.help" ? 0 : 2;
+      return code === "commander.helpDisplayed" || code === "commander.version" || code === "commander.help"
+        ? 0
+        : 2;
     }
     process.stderr.write(`${describeError(e)}\n`);
     return exitCodeFor(e);

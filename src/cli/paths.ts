@@ -19,7 +19,12 @@ export function pathsCommand(): Command {
       documents: sources.length,
       fromIndex: sources.filter((s) => s.origin === "index").length,
       fromWalk: sources.filter((s) => s.origin === "walk").length,
-      index: { status: index.status, rows: index.rows.length, strategy: index.strategy, problem: index.problem },
+      index: {
+        status: index.status,
+        rows: index.rows.length,
+        strategy: index.strategy,
+        problem: index.problem,
+      },
       problems: problems.length,
     };
     if (opts.json) {

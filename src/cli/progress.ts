@@ -18,7 +18,9 @@ export function createProgress(
       last = now;
       const width = 30;
       const filled = Math.round((done / total) * width);
-      stream.write(`\r${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} documents`);
+      stream.write(
+        `\r${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} documents`,
+      );
       drawn = true;
     },
     finish() {

@@ -10,7 +10,9 @@ export function reportCommand(): Command {
   const cmd = new Command("report")
     .description("collect once (incremental), then print usage from the ledger")
     .addOption(
-      new Option("--by <dim...>", "group rows by one or more dimensions").choices(GROUP_DIMS as string[]).default([]),
+      new Option("--by <dim...>", "group rows by one or more dimensions")
+        .choices(GROUP_DIMS as string[])
+        .default([]),
     )
     .option("--json", "print one JSON object { rows, totals } instead of a table")
     .option("--no-collect", "only read the ledger; do not look at Cline's files first");
@@ -37,11 +39,14 @@ export function reportCommand(): Command {
         progress.finish();
         const lines = summarizeProblems(pass.problems);
         if (lines.length > 0) {
-          process.stderr.write(`skipped or rejected (counted, see --log-level debug for all):\n  ${lines.join("\n  ")}\n`);
+          process.stderr.write(
+            `skipped or rejected (counted, see --log-level debug for all):\n  ${lines.join("\n  ")}\n`,
+          );
         }
       }
       const report = buildReport(ledger, opts.by);
-      if (opts.json) process.stdout.write(`${JSON.stringify({ rows: report.rows, totals: report.totals })}\n`);
+      if (opts.json)
+        process.stdout.write(`${JSON.stringify({ rows: report.rows, totals: report.totals })}\n`);
       else process.stdout.write(`${renderTable(report)}\n`);
     } finally {
       ledger.close();

@@ -1,6 +1,12 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { type ClinePathFlags, type ClinePaths, isWithin, type ResolvedPath, resolveClinePaths } from "../adapter/cline/paths.ts";
+import {
+  type ClinePathFlags,
+  type ClinePaths,
+  isWithin,
+  type ResolvedPath,
+  resolveClinePaths,
+} from "../adapter/cline/paths.ts";
 
 /** Bad configuration: the message names the flag or variable and what it accepts. Exit code 2. */
 export class ConfigError extends Error {
@@ -82,7 +88,9 @@ function positiveNumber(value: string, what: string, unit: string): number {
 }
 
 function boolValue(value: string, what: string): boolean {
-  return oneOf(value, ["true", "false", "1", "0", "yes", "no"] as const, what).match(/^(true|1|yes)$/) !== null;
+  return (
+    oneOf(value, ["true", "false", "1", "0", "yes", "no"] as const, what).match(/^(true|1|yes)$/) !== null
+  );
 }
 
 /** W3C-baggage-like `k=v,k2=v2` lists (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS). */
@@ -112,7 +120,11 @@ export function defaultStateDir(env: Env, home: string): ResolvedPath {
   const xdg = envStr(env, "XDG_STATE_HOME");
   return xdg !== undefined
     ? { path: join(resolve(xdg), "cline-otel"), origin: "default", via: "$XDG_STATE_HOME/cline-otel" }
-    : { path: join(home, ".local", "state", "cline-otel"), origin: "default", via: "~/.local/state/cline-otel" };
+    : {
+        path: join(home, ".local", "state", "cline-otel"),
+        origin: "default",
+        via: "~/.local/state/cline-otel",
+      };
 }
 
 function exportConfig(flags: Flags, env: Env): ExportConfig {
@@ -129,8 +141,11 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
   const baseEndpoint = envStr(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
   const endpoint =
     metricsEndpoint ??
-    (baseEndpoint !== undefined ? `${baseEndpoint.replace(/\/+$/, "")}/v1/metrics` : "http://localhost:4318/v1/metrics");
-  const endpointVar = metricsEndpoint !== undefined ? "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
+    (baseEndpoint !== undefined
+      ? `${baseEndpoint.replace(/\/+$/, "")}/v1/metrics`
+      : "http://localhost:4318/v1/metrics");
+  const endpointVar =
+    metricsEndpoint !== undefined ? "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
   let url: URL;
   try {
     url = new URL(endpoint);
@@ -141,9 +156,10 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
     throw new ConfigError(`${endpointVar} must be an http:// or https:// URL (OTLP over HTTP)`);
   }
 
-  const protoVar = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") !== undefined
-    ? "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
-    : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const protoVar =
+    envStr(env, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") !== undefined
+      ? "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+      : "OTEL_EXPORTER_OTLP_PROTOCOL";
   const protoRaw = envStr(env, protoVar) ?? "http/protobuf";
   if (protoRaw.trim().toLowerCase() === "grpc") {
     throw new ConfigError(`${protoVar}=grpc is not supported; use http/protobuf (port 4318) or http/json`);
@@ -152,7 +168,11 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
 
   const headers = {
     ...parseKeyValueList(envStr(env, "OTEL_EXPORTER_OTLP_HEADERS") ?? "", "OTEL_EXPORTER_OTLP_HEADERS", true),
-    ...parseKeyValueList(envStr(env, "OTEL_EXPORTER_OTLP_METRICS_HEADERS") ?? "", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", true),
+    ...parseKeyValueList(
+      envStr(env, "OTEL_EXPORTER_OTLP_METRICS_HEADERS") ?? "",
+      "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+      true,
+    ),
   };
   const ms = (name: string, fallback: number) => {
     const v = envStr(env, name);
@@ -190,15 +210,25 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
     flags.sessionId ?? (sidEnv === undefined ? true : boolValue(sidEnv, "CLINE_OTEL_INCLUDE_SESSION_ID"));
   const ttlRaw = envStr(env, "CLINE_OTEL_SERIES_TTL");
   const seriesTtlMs =
-    ttlRaw === undefined ? 7 * 24 * 3600_000 : positiveNumber(ttlRaw, "CLINE_OTEL_SERIES_TTL", "seconds") * 1000;
+    ttlRaw === undefined
+      ? 7 * 24 * 3600_000
+      : positiveNumber(ttlRaw, "CLINE_OTEL_SERIES_TTL", "seconds") * 1000;
 
   return Object.freeze({
     exporters: Object.freeze(exporters),
-    otlp: Object.freeze({ endpoint: url.toString(), protocol, headers: Object.freeze(headers), timeoutMs: otlpTimeout }),
+    otlp: Object.freeze({
+      endpoint: url.toString(),
+      protocol,
+      headers: Object.freeze(headers),
+      timeoutMs: otlpTimeout,
+    }),
     intervalMs,
     timeoutMs,
     temporality,
-    prometheus: Object.freeze({ host: envStr(env, "OTEL_EXPORTER_PROMETHEUS_HOST") ?? "127.0.0.1", port: promPort }),
+    prometheus: Object.freeze({
+      host: envStr(env, "OTEL_EXPORTER_PROMETHEUS_HOST") ?? "127.0.0.1",
+      port: promPort,
+    }),
     serviceName: envStr(env, "OTEL_SERVICE_NAME") ?? "cline-otel",
     resourceAttributes: Object.freeze(
       parseKeyValueList(envStr(env, "OTEL_RESOURCE_ATTRIBUTES") ?? "", "OTEL_RESOURCE_ATTRIBUTES"),
@@ -213,7 +243,12 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
  * Resolve the whole configuration once: flags, then standard environment variables,
  * then defaults. The result is frozen; nothing reads process.env after this.
  */
-export function resolveConfig(flags: Flags, env: Env, home: string = homedir(), cwd: string = process.cwd()): Config {
+export function resolveConfig(
+  flags: Flags,
+  env: Env,
+  home: string = homedir(),
+  cwd: string = process.cwd(),
+): Config {
   for (const [name, v] of Object.entries({
     "--cline-dir": flags.clineDir,
     "--data-dir": flags.dataDir,
@@ -243,8 +278,11 @@ export function resolveConfig(flags: Flags, env: Env, home: string = homedir(), 
   const pollIntervalMs =
     pollRaw === undefined
       ? 5000
-      : positiveNumber(pollRaw, flags.pollInterval !== undefined ? "--poll-interval" : "CLINE_OTEL_POLL_INTERVAL", "seconds") *
-        1000;
+      : positiveNumber(
+          pollRaw,
+          flags.pollInterval !== undefined ? "--poll-interval" : "CLINE_OTEL_POLL_INTERVAL",
+          "seconds",
+        ) * 1000;
   const watchEnv = envStr(env, "CLINE_OTEL_WATCH");
   const watch = flags.watch ?? (watchEnv === undefined ? true : boolValue(watchEnv, "CLINE_OTEL_WATCH"));
   const logRaw = flags.logLevel ?? envStr(env, "CLINE_OTEL_LOG_LEVEL") ?? "info";

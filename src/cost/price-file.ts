@@ -54,8 +54,8 @@ const kindName = (n: JsonNode): string =>
 
 /** Parses and validates a price file's text. `path` is used in messages only. */
 export function parsePriceFile(text: string, path: string): PriceFileResult {
-  // A BOM becomes a space so offsets (and so columns) stay those of the file.
-  const src = text.startsWith("\uFEFF") ? ` ${text.slice(1)}` : text;
+  // Editors do not show a BOM, so columns are counted without it.
+  const src = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const issues: PriceFileIssue[] = [];
   const issue = (offset: number, message: string): void => {
     issues.push({ path, ...lineColumn(src, offset), message });

@@ -45,7 +45,7 @@ export interface PriceTable {
   readonly providerAliases: ReadonlyMap<string, readonly string[]>;
   /** Vendor prefix of a `vendor/model` id -> provider key in this table, where they differ. */
   readonly vendorPrefixes: ReadonlyMap<string, string>;
-  /** Provider preference for the provider-agnostic fallback (see `pickAnyProvider`). */
+  /** Providers preferred by the provider-agnostic fallback, in order (see `pickAnyProvider`). */
   readonly preferredProviders: readonly string[];
   /** model -> the provider-agnostic fallback choice, precomputed from `byProvider`. */
   readonly anyProvider: ReadonlyMap<string, { readonly provider: string; readonly price: Price }>;
@@ -108,10 +108,30 @@ function samePrice(a: Price, b: Price): boolean {
 }
 
 /**
+ * The model makers' own APIs in the catalog, makers first and the two that also resell other
+ * makers' models (mistral, alibaba) last. A maker's list price is the reference its resellers
+ * mark up or down from, so it is the best provider-agnostic estimate when the maker lists the id.
+ */
+export const VENDOR_PROVIDERS: readonly string[] = Object.freeze([
+  "openai-native",
+  "anthropic",
+  "gemini",
+  "xai",
+  "deepseek",
+  "moonshot",
+  "minimax",
+  "zai",
+  "xiaomi",
+  "mistral",
+  "alibaba",
+]);
+
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
  * The provider-agnostic choice among providers listing one model id, deterministic:
  *  1. all-zero listings are ignored (a free plan elsewhere says nothing about this event);
- *  2. the first listing provider in `preferred` order (Cline's models.dev mapping table,
- *     which starts with the direct vendor APIs: openai-native, anthropic, gemini, deepseek, xai);
+ *  2. the first listing provider in `preferred` order (the model makers' APIs);
  *  3. otherwise the price listed by the most providers, ties to the smallest provider id.
  */
 export function pickAnyProvider(
@@ -124,9 +144,7 @@ export function pickAnyProvider(
     if (hit) return hit;
   }
   let best: { provider: string; price: Price; count: number } | undefined;
-  for (const l of [...paid].sort((a, b) =>
-    a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : 0,
-  )) {
+  for (const l of [...paid].sort((a, b) => byId(a.provider, b.provider))) {
     const count = paid.filter((o) => samePrice(o.price, l.price)).length;
     if (!best || count > best.count) best = { provider: l.provider, price: l.price, count };
   }
@@ -193,7 +211,7 @@ export function catalogPriceTable(catalog: GeneratedCatalog = CLINE_LLMS_CATALOG
     byProvider,
     providerAliases: new Map(Object.entries(catalog.providerAliases)),
     vendorPrefixes: new Map(Object.entries(catalog.vendorPrefixes)),
-    preferredProviders: catalog.preferredProviders,
+    preferredProviders: VENDOR_PROVIDERS,
   });
 }
 

@@ -1,5 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Observation, SourceCheckpoint, ToolCall, UsageEvent } from "../adapter/types.ts";
@@ -117,7 +126,11 @@ export class Ledger {
     const now = opts.now ?? Date.now;
     const path = join(stateDir, LEDGER_FILE);
     if (opts.readOnly) {
-      if (!existsSync(path)) throw new LedgerError(`no ledger at ${path} yet: run \`cline-otel report\` or \`cline-otel run\` once`, "io");
+      if (!existsSync(path))
+        throw new LedgerError(
+          `no ledger at ${path} yet: run \`cline-otel report\` or \`cline-otel run\` once`,
+          "io",
+        );
       const db = openDb(path, true);
       return new Ledger(path, db, undefined, now);
     }
@@ -473,7 +486,10 @@ function ensurePrivateDir(dir: string): void {
     // A state dir we own is private: it holds project paths and session ids.
     if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
   } catch (e) {
-    throw new LedgerError(`cannot use state dir ${dir}: ${(e as Error).message} (set --state-dir or CLINE_OTEL_STATE_DIR)`, "io");
+    throw new LedgerError(
+      `cannot use state dir ${dir}: ${(e as Error).message} (set --state-dir or CLINE_OTEL_STATE_DIR)`,
+      "io",
+    );
   }
 }
 

@@ -1,6 +1,14 @@
 import type { GroupDim, Ledger } from "../ledger/ledger.ts";
 
-export const GROUP_DIMS: readonly GroupDim[] = ["day", "model", "provider", "project", "session", "agent", "tool"];
+export const GROUP_DIMS: readonly GroupDim[] = [
+  "day",
+  "model",
+  "provider",
+  "project",
+  "session",
+  "agent",
+  "tool",
+];
 
 export interface Numbers {
   input: number;
@@ -65,7 +73,9 @@ export function buildReport(ledger: Ledger, by: readonly GroupDim[]): Report {
     }
   } else {
     const calls = new Map(ledger.groupedCalls(dims).map((r) => [keyOf(r, dims), num(r.toolCalls)]));
-    rows = ledger.groupedEvents(dims).map((r) => ({ ...labels(r, dims), ...numbers(r, calls.get(keyOf(r, dims)) ?? 0) }));
+    rows = ledger
+      .groupedEvents(dims)
+      .map((r) => ({ ...labels(r, dims), ...numbers(r, calls.get(keyOf(r, dims)) ?? 0) }));
     // Calls in messages without metrics can form groups with no events at all.
     const seen = new Set(rows.map((r) => keyOf(r, dims)));
     for (const r of ledger.groupedCalls(dims)) {
@@ -95,8 +105,14 @@ function fmt(n: number): string {
 /** A plain-text table: group columns left-aligned, numbers right-aligned, a totals line. */
 export function renderTable(report: Report): string {
   const head = [...report.by.map((d) => d[0]?.toUpperCase() + d.slice(1)), ...COLUMNS.map(([, t]) => t)];
-  const body = report.rows.map((r) => [...report.by.map((d) => String(r[d] ?? "")), ...COLUMNS.map(([k]) => fmt(r[k]))]);
-  const total = [...report.by.map((_, i) => (i === 0 ? "Total" : "")), ...COLUMNS.map(([k]) => fmt(report.totals[k]))];
+  const body = report.rows.map((r) => [
+    ...report.by.map((d) => String(r[d] ?? "")),
+    ...COLUMNS.map(([k]) => fmt(r[k])),
+  ]);
+  const total = [
+    ...report.by.map((_, i) => (i === 0 ? "Total" : "")),
+    ...COLUMNS.map(([k]) => fmt(report.totals[k])),
+  ];
   const all = [head, ...body, total];
   const widths = head.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)));
   const left = report.by.length;

@@ -18,6 +18,7 @@
  * are tolerated as bytes (checking them would need the byte loop memchr avoids).
  */
 import { decodeJsonString, unescapeKey } from "./decode.ts";
+import type { SkipFn } from "./arena.ts";
 import { ScanError } from "./errors.ts";
 import type { ObjectSchema, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
@@ -85,10 +86,6 @@ interface ArrFrame {
 
 type Frame = ObjFrame | ArrFrame;
 
-function isWs(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
 function compileObject(schema: ObjectSchema): CompiledObject {
   const names = Object.keys(schema.fields);
   const bytes = names.map((n) => Buffer.from(n, "utf8"));
@@ -142,9 +139,12 @@ export class ScanMachine {
   private lit = "";
   private litIdx = 0;
 
-  constructor(schema: Schema, path = "") {
+  private readonly skip: SkipFn | null;
+
+  constructor(schema: Schema, path = "", skip: SkipFn | null = null) {
     this.path = path;
     this.tgt = schema;
+    this.skip = skip;
   }
 
   /** Bytes consumed so far. */
@@ -152,51 +152,52 @@ export class ScanMachine {
     return this.base;
   }
 
-  /** Feeds the next chunk. The machine keeps no reference to `buf` after returning. */
-  feed(buf: Buffer): void {
+  /**
+   * Feeds the next chunk. The machine keeps no reference to `buf` after returning.
+   * `addr` is where `buf` lives in the SkipArena memory (with the arena's slack after it),
+   * or -1 for a buffer outside it, which is then crossed with `Buffer#indexOf`.
+   */
+  feed(buf: Buffer, addr = -1): void {
+    if (addr >= 0 && this.skip === null) throw new Error("scan machine: arena address without an arena");
     const n = buf.length;
     let i = 0;
     let st = this.st;
     while (i < n) {
+      if (st >= S_VALUE && st <= S_DONE) {
+        // Structural states: skip a whole whitespace run (pretty-printed indentation) at once.
+        let c = buf[i] as number;
+        while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+          if (++i === n) break;
+          c = buf[i] as number;
+        }
+        if (i === n) break;
+      }
       switch (st) {
         case S_STR: {
-          // Cross the string with memchr; an escaped quote has an odd run of backslashes before it.
           const segStart = i;
-          let p = i;
-          for (;;) {
-            const q = buf.indexOf(QUOTE, p);
-            if (q < 0) {
-              let k = n - 1;
-              while (k >= segStart && buf[k] === BACKSLASH) k--;
-              const run = n - 1 - k;
-              this.bsOdd = k < segStart ? ((this.bsOdd ? 1 : 0) + run) % 2 === 1 : run % 2 === 1;
-              if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
-              this.carried = true;
-              i = n;
-              break;
-            }
-            let k = q - 1;
-            while (k >= segStart && buf[k] === BACKSLASH) k--;
-            let run = q - 1 - k;
-            if (k < segStart && this.bsOdd) run++;
-            if (run % 2 === 1) {
-              p = q + 1;
-              continue;
-            }
-            i = q + 1;
-            st = this.endString(buf, segStart, q);
+          let q: number;
+          if (addr >= 0) {
+            const r = (this.skip as SkipFn)(addr + segStart, addr + n, this.bsOdd ? 1 : 0);
+            if (r < 0) this.bsOdd = r === -2;
+            q = r < 0 ? -1 : r - addr;
+          } else {
+            q = this.findQuote(buf, segStart);
+          }
+          if (q < 0) {
+            // The string goes on in the next chunk; bsOdd now carries the backslash parity.
+            if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
+            this.carried = true;
+            i = n;
             break;
           }
+          i = q + 1;
+          st = this.endString(buf, segStart, q);
           break;
         }
 
         case S_VALUE:
         case S_ARR_FIRST: {
           const c = buf[i] as number;
-          if (isWs(c)) {
-            i++;
-            break;
-          }
           if (c === 0x5d && st === S_ARR_FIRST) {
             i++;
             st = this.closeContainer(false, i - 1);
@@ -260,9 +261,7 @@ export class ScanMachine {
 
         case S_AFTER: {
           const c = buf[i] as number;
-          if (isWs(c)) {
-            i++;
-          } else if (c === 0x2c) {
+          if (c === 0x2c) {
             i++;
             if (this.topIsObject()) {
               st = S_KEY;
@@ -282,9 +281,7 @@ export class ScanMachine {
         case S_OBJ_FIRST:
         case S_KEY: {
           const c = buf[i] as number;
-          if (isWs(c)) {
-            i++;
-          } else if (c === QUOTE) {
+          if (c === QUOTE) {
             i++;
             if (this.skipDepth > 0) {
               this.beginString(M_SKIP_KEY, i, 0);
@@ -304,9 +301,7 @@ export class ScanMachine {
 
         case S_COLON: {
           const c = buf[i] as number;
-          if (isWs(c)) {
-            i++;
-          } else if (c === 0x3a) {
+          if (c === 0x3a) {
             i++;
             st = S_VALUE;
           } else {
@@ -366,11 +361,9 @@ export class ScanMachine {
           break;
         }
 
-        case S_DONE: {
-          if (!isWs(buf[i] as number)) throw this.syntax(i, "data after the top-level value");
-          i++;
-          break;
-        }
+        case S_DONE:
+          // Whitespace was skipped above, so anything here is trailing data.
+          throw this.syntax(i, "data after the top-level value");
 
         case S_BOM: {
           const c = buf[i] as number;
@@ -405,6 +398,32 @@ export class ScanMachine {
       throw new ScanError("truncated", this.base, this.path, "input ended inside the document");
     }
     return this.root;
+  }
+
+  /**
+   * Finds the closing quote of the string whose content in this chunk starts at `a`, with
+   * memchr per quote and a look back over the backslashes before it. Returns -1 when the
+   * string goes on past the chunk, after recording the parity of its trailing backslashes.
+   */
+  private findQuote(buf: Buffer, a: number): number {
+    let p = a;
+    for (;;) {
+      const q = buf.indexOf(QUOTE, p);
+      if (q < 0) {
+        const n = buf.length;
+        let k = n - 1;
+        while (k >= a && buf[k] === BACKSLASH) k--;
+        const run = n - 1 - k;
+        this.bsOdd = k < a ? ((this.bsOdd ? 1 : 0) + run) % 2 === 1 : run % 2 === 1;
+        return -1;
+      }
+      let k = q - 1;
+      while (k >= a && buf[k] === BACKSLASH) k--;
+      let run = q - 1 - k;
+      if (k < a && this.bsOdd) run++;
+      if (run % 2 === 0) return q;
+      p = q + 1;
+    }
   }
 
   private syntax(i: number, what: string): ScanError {

@@ -4,6 +4,7 @@
  */
 import { constants, type BigIntStats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { SkipArena, wasmUnavailableReason } from "./arena.ts";
 import { ScanError } from "./errors.ts";
 import { ScanMachine } from "./machine.ts";
 import type { Scanned, Schema } from "./schema.ts";
@@ -24,12 +25,36 @@ export interface ScanFileResult<T> {
   readonly statAfter: FileStat;
 }
 
+/**
+ * How strings are crossed: "wasm" = SIMD skipper over chunks in wasm memory (see skip.wat),
+ * "indexOf" = `Buffer#indexOf` per quote. "auto" = wasm when available (for scanBuffer: and
+ * the buffer is at least 64 KiB, below which copying it into the arena is not worth it).
+ * Both give identical results; the choice exists for speed and so tests can cover both.
+ */
+export type Skipper = "auto" | "wasm" | "indexOf";
+
 export interface ScanFileOptions {
   /** Read size; the scanner holds two such buffers (one being scanned, one being read). Default 2 MiB. */
   readonly chunkBytes?: number;
+  readonly skipper?: Skipper;
+}
+
+export interface ScanBufferOptions {
+  readonly skipper?: Skipper;
 }
 
 export const DEFAULT_CHUNK_BYTES = 2 * 1024 * 1024;
+const BUFFER_WASM_MIN_BYTES = 64 * 1024;
+const BUFFER_COPY_CHUNK = 1024 * 1024;
+
+function arenaFor(skipper: Skipper, slotBytes: number, slots: number): SkipArena | null {
+  if (skipper === "indexOf") return null;
+  const arena = SkipArena.create(slotBytes, slots);
+  if (arena === null && skipper === "wasm") {
+    throw new Error(`scan: the wasm skipper is unavailable (${wasmUnavailableReason || "arena too large"})`);
+  }
+  return arena;
+}
 
 function toFileStat(s: BigIntStats): FileStat {
   return { size: Number(s.size), mtimeNs: s.mtimeNs, ino: Number(s.ino), dev: Number(s.dev) };
@@ -79,8 +104,13 @@ export async function scanFile<S extends Schema>(
     if (!before.isFile()) throw new ScanError("not-a-file", 0, path, "not a regular file");
     if (before.size === 0n) throw new ScanError("empty", 0, path, "file is empty");
 
-    const machine = new ScanMachine(schema, path);
-    const bufs = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)] as const;
+    const arena = arenaFor(opts.skipper ?? "auto", chunkBytes, 2);
+    const machine = new ScanMachine(schema, path, arena?.skip ?? null);
+    const bufs =
+      arena === null
+        ? ([Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)] as const)
+        : ([arena.slot(0), arena.slot(1)] as const);
+    const addrs = arena === null ? ([-1, -1] as const) : ([arena.addr(0), arena.addr(1)] as const);
     const readInto = (buf: Buffer, pos: number): Promise<number> =>
       fh.read(buf, 0, buf.length, pos).then(
         (r) => r.bytesRead,
@@ -99,9 +129,10 @@ export async function scanFile<S extends Schema>(
       if (got === 0) break;
       pos += got;
       const buf = bufs[cur] as Buffer;
+      const addr = addrs[cur] as number;
       cur ^= 1;
       inflight = readInto(bufs[cur] as Buffer, pos);
-      machine.feed(got === buf.length ? buf : buf.subarray(0, got));
+      machine.feed(got === buf.length ? buf : buf.subarray(0, got), addr);
     }
     const value = machine.end() as Scanned<S>;
     const after = await statOf(fh, path, pos);
@@ -134,11 +165,27 @@ async function closeQuietlyAfter(fh: FileHandle, primary: unknown): Promise<void
   }
 }
 
-/** Scans an in-memory document with the same engine, as one chunk. */
-export function scanBuffer<S extends Schema>(buf: Uint8Array, schema: S): Scanned<S> {
-  const machine = new ScanMachine(schema, "");
-  if (buf.length > 0) {
-    machine.feed(Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));
+/**
+ * Scans an in-memory document with the same engine: as one chunk (indexOf skipper), or
+ * copied through a 1 MiB wasm slot piece by piece (wasm skipper).
+ */
+export function scanBuffer<S extends Schema>(buf: Uint8Array, schema: S, opts: ScanBufferOptions = {}): Scanned<S> {
+  const skipper = opts.skipper ?? "auto";
+  const useArena = skipper === "wasm" || (skipper === "auto" && buf.length >= BUFFER_WASM_MIN_BYTES);
+  const arena = useArena ? arenaFor(skipper, Math.max(1, Math.min(buf.length, BUFFER_COPY_CHUNK)), 1) : null;
+  const machine = new ScanMachine(schema, "", arena?.skip ?? null);
+  if (arena === null) {
+    if (buf.length > 0) {
+      machine.feed(Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));
+    }
+  } else {
+    const slot = arena.slot(0);
+    const addr = arena.addr(0);
+    for (let pos = 0; pos < buf.length; pos += slot.length) {
+      const piece = buf.subarray(pos, pos + slot.length);
+      slot.set(piece);
+      machine.feed(piece.length === slot.length ? slot : slot.subarray(0, piece.length), addr);
+    }
   }
   return machine.end() as Scanned<S>;
 }

@@ -10,7 +10,10 @@ export interface Logger {
 }
 
 /** Line-oriented logger on stderr (stdout stays clean for `report --json`). */
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger {
   const at = (l: LogLevel) => (msg: string) => {
     if (RANK[l] <= RANK[level]) write(`${new Date().toISOString()} ${l.padEnd(5)} ${msg}\n`);
   };

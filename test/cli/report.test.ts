@@ -2,10 +2,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { messagesDoc, makeTree, type SessionSpec } from "../helpers/cline-tree.ts";
 import { reportJson, runCli } from "../helpers/cli.ts";
+import { makeTree, messagesDoc, type SessionSpec } from "../helpers/cline-tree.ts";
 
-const M = (i: number, o: number, r = 0, w = 0) => ({ inputTokens: i, outputTokens: o, cacheReadTokens: r, cacheWriteTokens: w });
+const M = (i: number, o: number, r = 0, w = 0) => ({
+  inputTokens: i,
+  outputTokens: o,
+  cacheReadTokens: r,
+  cacheWriteTokens: w,
+});
 
 const SESSIONS: SessionSpec[] = [
   {
@@ -16,14 +21,22 @@ const SESSIONS: SessionSpec[] = [
       { id: "msg_a2", metrics: M(2000, 200, 1500, 0), model: "gpt-x" },
       { id: "error_1" },
     ],
-    subagents: { agent_1796_abcdef: [{ id: "msg_s1", metrics: M(300, 30, 0, 0), tools: ["editor"], model: "gpt-x" }] },
+    subagents: {
+      agent_1796_abcdef: [{ id: "msg_s1", metrics: M(300, 30, 0, 0), tools: ["editor"], model: "gpt-x" }],
+    },
   },
   {
     id: "1796000000001_bbbbb",
     cwd: "/work/beta",
     indexed: false,
     messages: [
-      { id: "msg_b1", metrics: M(7952, 323, 7002, 729), tools: ["run_commands"], model: "claude", provider: "anthropic" },
+      {
+        id: "msg_b1",
+        metrics: M(7952, 323, 7002, 729),
+        tools: ["run_commands"],
+        model: "claude",
+        provider: "anthropic",
+      },
       { id: "msg_b2", tools: ["editor"], model: "claude", provider: "anthropic" },
     ],
   },
@@ -110,7 +123,10 @@ describe("cline-otel report", () => {
   });
 
   it("says where it looked when there is no Cline data", () => {
-    const r = runCli(["report", "--json"], { HOME: join(dir, "nohome"), CLINE_OTEL_STATE_DIR: join(dir, "state2") });
+    const r = runCli(["report", "--json"], {
+      HOME: join(dir, "nohome"),
+      CLINE_OTEL_STATE_DIR: join(dir, "state2"),
+    });
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/No Cline data found/);
     expect(r.stderr).toMatch(/CLINE_DIR, CLINE_DATA_DIR, CLINE_SESSION_DATA_DIR or CLINE_DB_DATA_DIR/);
@@ -125,14 +141,19 @@ describe("cline-otel report", () => {
     writeFileSync(join(tree.sessionsDir, "s_bad", "s_bad.messages.json"), JSON.stringify(doc));
     const r = runCli(["report", "--json"], { HOME: home, CLINE_OTEL_STATE_DIR: join(dir, "state3") });
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/invalid-metrics: 1 \(e\.g\. .*s_bad\.messages\.json: message neg: metrics\.inputTokens is -5/);
+    expect(r.stderr).toMatch(
+      /invalid-metrics: 1 \(e\.g\. .*s_bad\.messages\.json: message neg: metrics\.inputTokens is -5/,
+    );
     expect(JSON.parse(r.stdout).totals.events).toBe(1);
   });
 });
 
 describe("cline-otel paths", () => {
   it("shows each directory, where it came from, and what discovery finds", () => {
-    const r = runCli(["paths"], { ...env, CLINE_SESSION_DATA_DIR: join(dir, "home", ".cline", "data", "sessions") });
+    const r = runCli(["paths"], {
+      ...env,
+      CLINE_SESSION_DATA_DIR: join(dir, "home", ".cline", "data", "sessions"),
+    });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^root\s+\S+\/home\/\.cline\s+exists\s+default/m);
     expect(r.stdout).toMatch(/^sessions\s+\S+sessions\s+exists\s+env \(CLINE_SESSION_DATA_DIR\)/m);

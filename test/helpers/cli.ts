@@ -20,8 +20,13 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string>): CliResult {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  as: { uid?: number; gid?: number } = {},
+): CliResult {
   const r = spawnSync(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    ...as,
     cwd: ROOT,
     env: cleanEnv(env),
     encoding: "utf8",
@@ -31,12 +36,23 @@ export function runCli(args: string[], env: Record<string, string>): CliResult {
 }
 
 export function spawnCli(args: string[], env: Record<string, string>, opts: SpawnOptions = {}) {
-  return spawn(process.execPath, ["--import", "tsx", MAIN, ...args], { cwd: ROOT, env: cleanEnv(env), ...opts });
+  return spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    ...opts,
+  });
 }
 
 export interface JsonReport {
   rows: Record<string, string | number>[];
-  totals: { input: number; output: number; cacheRead: number; cacheWrite: number; events: number; toolCalls: number };
+  totals: {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    events: number;
+    toolCalls: number;
+  };
 }
 
 export function reportJson(env: Record<string, string>, by: string[] = []): JsonReport {

@@ -30,9 +30,19 @@ export interface MsgSpec {
 }
 
 /** A messages document shaped like the real CLI's, with text everywhere the allow-list skips. */
-export function messagesDoc(sessionId: string, agent: string, msgs: MsgSpec[], filler = "lorem ipsum"): object {
+export function messagesDoc(
+  sessionId: string,
+  agent: string,
+  msgs: MsgSpec[],
+  filler = "lorem ipsum",
+): object {
   const messages: object[] = [
-    { id: `${sessionId}-u0`, role: "user", ts: 1, content: [{ type: "text", text: `<user_input>${filler}</user_input>` }] },
+    {
+      id: `${sessionId}-u0`,
+      role: "user",
+      ts: 1,
+      content: [{ type: "text", text: `<user_input>${filler}</user_input>` }],
+    },
   ];
   for (const m of msgs) {
     messages.push({
@@ -42,7 +52,12 @@ export function messagesDoc(sessionId: string, agent: string, msgs: MsgSpec[], f
       content: [
         { type: "thinking", thinking: filler },
         { type: "text", text: filler },
-        ...(m.tools ?? []).map((t, i) => ({ type: "tool_use", id: `${m.id}_t${i}`, name: t, input: { commands: [filler] } })),
+        ...(m.tools ?? []).map((t, i) => ({
+          type: "tool_use",
+          id: `${m.id}_t${i}`,
+          name: t,
+          input: { commands: [filler] },
+        })),
       ],
       modelInfo: { id: m.model ?? "mock-model", provider: m.provider ?? "openai-compatible" },
       ...(m.metrics ? { metrics: m.metrics } : {}),
@@ -52,11 +67,20 @@ export function messagesDoc(sessionId: string, agent: string, msgs: MsgSpec[], f
         id: `${m.id}_r${i}`,
         role: "user",
         ts: 2,
-        content: [{ type: "tool_result", tool_use_id: `${m.id}_t${i}`, name: t, content: [{ result: filler }] }],
+        content: [
+          { type: "tool_result", tool_use_id: `${m.id}_t${i}`, name: t, content: [{ result: filler }] },
+        ],
       });
     }
   }
-  return { version: 1, updated_at: "2026-11-30T05:56:40.728Z", agent, sessionId, messages, system_prompt: filler };
+  return {
+    version: 1,
+    updated_at: "2026-11-30T05:56:40.728Z",
+    agent,
+    sessionId,
+    messages,
+    system_prompt: filler,
+  };
 }
 
 export interface SessionSpec {
@@ -79,7 +103,12 @@ export interface Tree {
 
 export function treeAt(home: string): Tree {
   const clineDir = join(home, ".cline");
-  return { home, clineDir, sessionsDir: join(clineDir, "data", "sessions"), dbDir: join(clineDir, "data", "db") };
+  return {
+    home,
+    clineDir,
+    sessionsDir: join(clineDir, "data", "sessions"),
+    dbDir: join(clineDir, "data", "db"),
+  };
 }
 
 export function writeSession(tree: Tree, s: SessionSpec, filler?: string): string[] {
@@ -91,7 +120,13 @@ export function writeSession(tree: Tree, s: SessionSpec, filler?: string): strin
   if (s.sidecar !== false) {
     writeFileSync(
       join(dir, `${s.id}.json`),
-      JSON.stringify({ version: 1, session_id: s.id, cwd: s.cwd, prompt: filler ?? "p", metadata: { usage: { inputTokens: 999999 } } }),
+      JSON.stringify({
+        version: 1,
+        session_id: s.id,
+        cwd: s.cwd,
+        prompt: filler ?? "p",
+        metadata: { usage: { inputTokens: 999999 } },
+      }),
     );
   }
   for (const [agentId, msgs] of Object.entries(s.subagents ?? {})) {
@@ -103,7 +138,11 @@ export function writeSession(tree: Tree, s: SessionSpec, filler?: string): strin
 }
 
 /** Write sessions and an index db naming the indexed ones; `checkpoint` leaves no -wal/-shm behind. */
-export function makeTree(home: string, sessions: SessionSpec[], opts: { checkpoint?: boolean; filler?: string } = {}): Tree {
+export function makeTree(
+  home: string,
+  sessions: SessionSpec[],
+  opts: { checkpoint?: boolean; filler?: string } = {},
+): Tree {
   const tree = treeAt(home);
   mkdirSync(tree.sessionsDir, { recursive: true });
   mkdirSync(tree.dbDir, { recursive: true });
@@ -121,7 +160,15 @@ export function makeTree(home: string, sessions: SessionSpec[], opts: { checkpoi
     const usage = JSON.stringify({ usage: { inputTokens: 123456789 } });
     ins.run(s.id, s.cwd, s.cwd, 0, null, usage, join(tree.sessionsDir, s.id, `${s.id}.messages.json`));
     for (const agentId of Object.keys(s.subagents ?? {})) {
-      ins.run(`${s.id}__${agentId}`, s.cwd, s.cwd, 1, s.id, "{}", join(tree.sessionsDir, s.id, `${agentId}.messages.json`));
+      ins.run(
+        `${s.id}__${agentId}`,
+        s.cwd,
+        s.cwd,
+        1,
+        s.id,
+        "{}",
+        join(tree.sessionsDir, s.id, `${agentId}.messages.json`),
+      );
     }
   }
   if (opts.checkpoint !== false) db.pragma("wal_checkpoint(TRUNCATE)");

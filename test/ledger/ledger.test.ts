@@ -63,7 +63,14 @@ describe("Ledger", () => {
     l.commit(observation([e], calls));
     const tools = l.toolSeries();
     const run = tools.find((t) => t.toolName === "run_commands");
-    expect(run).toMatchObject({ calls: 2, input: 66, output: 6, cacheRead: 20, cacheWrite: 2, usageKnown: true });
+    expect(run).toMatchObject({
+      calls: 2,
+      input: 66,
+      output: 6,
+      cacheRead: 20,
+      cacheWrite: 2,
+      usageKnown: true,
+    });
     const ed = tools.find((t) => t.toolName === "editor");
     expect(ed).toMatchObject({ calls: 1, input: 0, usageKnown: false });
     const sumInput = tools.reduce((a, t) => a + t.input, 0);
@@ -83,7 +90,9 @@ describe("Ledger", () => {
   it("refuses a second writer with a message naming the state dir", () => {
     const l = Ledger.open(dir);
     try {
-      expect(() => Ledger.open(dir)).toThrowError(/another cline-otel process \(pid \d+\) is using the ledger/);
+      expect(() => Ledger.open(dir)).toThrowError(
+        /another cline-otel process \(pid \d+\) is using the ledger/,
+      );
       const ro = Ledger.open(dir, { readOnly: true });
       expect(ro.counts().events).toBe(0);
       ro.close();
@@ -143,8 +152,18 @@ describe("Ledger", () => {
     const d = l.usageDelta(w, l.maxIds().event);
     expect(d).toHaveLength(1);
     expect(d[0]).toMatchObject({ input: 1, events: 1 });
-    l.putExportState({ exporter: "otlp", eventWatermark: 3, callWatermark: 0, windowStartNs: 5n, lastSuccessMs: 9 });
-    expect(l.getExportState("otlp")).toMatchObject({ eventWatermark: 3, windowStartNs: 5n, lastSuccessMs: 9 });
+    l.putExportState({
+      exporter: "otlp",
+      eventWatermark: 3,
+      callWatermark: 0,
+      windowStartNs: 5n,
+      lastSuccessMs: 9,
+    });
+    expect(l.getExportState("otlp")).toMatchObject({
+      eventWatermark: 3,
+      windowStartNs: 5n,
+      lastSuccessMs: 9,
+    });
     l.close();
   });
 });

@@ -77,7 +77,11 @@ function isDir(p: string): boolean {
 }
 
 /** The project of a walked document: its root session's index row, else the root's sidecar cwd. */
-async function sidecarCwd(sessionDir: string, rootId: string, problems: Problem[]): Promise<string | undefined> {
+async function sidecarCwd(
+  sessionDir: string,
+  rootId: string,
+  problems: Problem[],
+): Promise<string | undefined> {
   const path = join(sessionDir, `${rootId}.json`);
   if (!regularFile(path)) return undefined;
   try {
@@ -102,7 +106,11 @@ export async function discoverCline(paths: ClinePaths): Promise<DiscoverResult> 
   const sessionsDir = paths.sessions.path;
   const index = readSessionIndex(paths.db.path);
   if (index.status !== "ok" && index.status !== "missing") {
-    problems.push({ path: index.dbPath, code: `index-${index.status}`, detail: index.problem ?? index.status });
+    problems.push({
+      path: index.dbPath,
+      code: `index-${index.status}`,
+      detail: index.problem ?? index.status,
+    });
   }
   const byId = new Map<string, IndexRow>();
   for (const r of index.rows) byId.set(r.sessionId, r);

@@ -15,7 +15,7 @@
  * checkpoint or WAL restart ran concurrently): within one WAL generation every page a checkpoint
  * writes to the database is also in the WAL read afterwards, so the overlay hides torn pages.
  */
-import { type BigIntStats, closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 
@@ -219,13 +219,37 @@ function readOptional(path: string): Buffer | null {
   }
 }
 
-function sameStat(a: BigIntStats, b: BigIntStats): boolean {
-  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+/** The identity and change marks of a file, as `statSync(path, { bigint: true })` gives them. */
+export interface FileMark {
+  readonly ino: bigint;
+  readonly dev: bigint;
+  readonly size: bigint;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
 }
 
-function sameWalHead(head: Buffer | null, wal: Buffer | null): boolean {
-  if (head === null || wal === null) return head === wal;
-  return head.equals(wal.subarray(0, Math.min(wal.length, WAL_HEADER_BYTES)));
+/**
+ * Whether bytes read between two marks form one consistent snapshot. The essential test is the
+ * WAL header (its presence, salts and checksum): within one WAL generation every page a
+ * checkpoint writes into the database is also in the WAL read afterwards, so the overlay hides a
+ * torn database read; a restart or truncation changes the header and loses that guarantee. An
+ * unchanged database file is required as well, which also covers a WAL that came and went.
+ */
+export function snapshotIsConsistent(
+  dbBefore: FileMark,
+  dbAfter: FileMark,
+  walHeadBefore: Buffer | null,
+  walAfter: Buffer | null,
+): boolean {
+  const sameDb =
+    dbBefore.ino === dbAfter.ino &&
+    dbBefore.dev === dbAfter.dev &&
+    dbBefore.size === dbAfter.size &&
+    dbBefore.mtimeNs === dbAfter.mtimeNs &&
+    dbBefore.ctimeNs === dbAfter.ctimeNs;
+  if (!sameDb) return false;
+  if (walHeadBefore === null || walAfter === null) return walHeadBefore === walAfter;
+  return walHeadBefore.equals(walAfter.subarray(0, Math.min(walAfter.length, WAL_HEADER_BYTES)));
 }
 
 interface Snapshot {
@@ -240,7 +264,7 @@ function trySnapshot(dbPath: string, walPath: string): Snapshot | null {
   const db = readFileSync(dbPath);
   const wal = readOptional(walPath);
   const after = statSync(dbPath, { bigint: true });
-  return sameStat(before, after) && sameWalHead(head, wal) ? { db, wal } : null;
+  return snapshotIsConsistent(before, after, head, wal) ? { db, wal } : null;
 }
 
 function sleepMs(ms: number): void {
@@ -357,11 +381,11 @@ export function readSessionIndex(dbDir: string, opts?: { busyTimeoutMs?: number 
   try {
     try {
       if (!statSync(dbDir).isDirectory()) {
-        return failure("missing", dbPath, `${dbDir} is not a directory; point CLINE_DB_DATA_DIR at Cline's db dir`);
+        return failure("missing", dbPath, `${dbPath}: ${dbDir} is not a directory; point CLINE_DB_DATA_DIR at Cline's db dir`);
       }
     } catch (e) {
       if (errnoOf(e) === "ENOENT") {
-        return failure("missing", dbPath, `directory ${dbDir} does not exist (Cline has not run yet?); ${WALK_NOTE}`);
+        return failure("missing", dbPath, `${dbPath}: directory ${dbDir} does not exist (Cline has not run yet?); ${WALK_NOTE}`);
       }
       return ioFailure(dbPath, e);
     }

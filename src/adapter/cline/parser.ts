@@ -36,13 +36,13 @@ export function validTokenCount(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
-
 /**
  * Validate a message's metrics block. Returns the stored numbers, or the reason it is
  * rejected (the message then counts as a problem, not as zero tokens).
  */
 export function readMetrics(raw: unknown): { ok: StoredMetrics } | { reason: string } {
-  if (raw === null || typeof raw !== "object" || isWrongType(raw)) return { reason: "metrics is not an object" };
+  if (raw === null || typeof raw !== "object" || isWrongType(raw))
+    return { reason: "metrics is not an object" };
   const m = raw as Record<string, unknown>;
   const names = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const;
   for (const n of names) {
@@ -153,7 +153,11 @@ export function parseMessagesDocument(
     for (const use of uses) {
       const id = text(use.id);
       if (id === undefined) {
-        problems.push({ path, code: "missing-tool-use-id", detail: `message ${messageId}: tool_use without an id` });
+        problems.push({
+          path,
+          code: "missing-tool-use-id",
+          detail: `message ${messageId}: tool_use without an id`,
+        });
         continue;
       }
       toolCalls.push({

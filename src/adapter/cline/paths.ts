@@ -71,7 +71,16 @@ export function resolveClinePaths(
         ? { path: abs(envValue(env, ENV.dir) as string, cwd), origin: "env", via: ENV.dir }
         : { path: join(home, ".cline"), origin: "default", via: "<home>/.cline" };
 
-  const data = level(flags.dataDir, "--data-dir", rootFlag !== undefined, env, ENV.dataDir, root, "data", cwd);
+  const data = level(
+    flags.dataDir,
+    "--data-dir",
+    rootFlag !== undefined,
+    env,
+    ENV.dataDir,
+    root,
+    "data",
+    cwd,
+  );
   const aboveIsFlag = rootFlag !== undefined || flags.dataDir !== undefined;
   const sessions = level(
     flags.sessionsDir,

@@ -20,8 +20,6 @@ export interface GeneratedCatalog {
   readonly providerAliases: Readonly<Record<string, readonly string[]>>;
   /** models.dev vendor key -> catalog provider id, where they differ. */
   readonly vendorPrefixes: Readonly<Record<string, string>>;
-  /** Catalog providers in the order of Cline's models.dev mapping table. */
-  readonly preferredProviders: readonly string[];
 }
 
 function deepFreeze<T>(value: T): T {
@@ -6854,7 +6852,7 @@ export const CLINE_LLMS_CATALOG: GeneratedCatalog = deepFreeze({
     "openai-codex": ["openai-native"],
     "claude-code": ["anthropic"],
     dify: ["vercel-ai-gateway"],
-    cline: ["openrouter"],
+    cline: ["openrouter", "vercel-ai-gateway"],
   },
   vendorPrefixes: {
     openai: "openai-native",
@@ -6868,42 +6866,4 @@ export const CLINE_LLMS_CATALOG: GeneratedCatalog = deepFreeze({
     "amazon-bedrock": "bedrock",
     moonshotai: "moonshot",
   },
-  preferredProviders: [
-    "openai-native",
-    "anthropic",
-    "gemini",
-    "deepseek",
-    "xai",
-    "together",
-    "sapaicore",
-    "ollama",
-    "fireworks",
-    "groq",
-    "poolside",
-    "cerebras",
-    "sambanova",
-    "nebius",
-    "crusoe",
-    "huggingface",
-    "openrouter",
-    "vercel-ai-gateway",
-    "aiand",
-    "aihubmix",
-    "baseten",
-    "zai-coding-plan",
-    "vertex",
-    "lmstudio",
-    "zai",
-    "requesty",
-    "bedrock",
-    "mistral",
-    "moonshot",
-    "minimax",
-    "opencode",
-    "wandb",
-    "kilo",
-    "xiaomi",
-    "tencent-tokenhub",
-    "v0",
-  ],
 });

@@ -24,8 +24,6 @@ export interface ExtractedCatalog {
   readonly providerAliases: Readonly<Record<string, readonly string[]>>;
   /** models.dev vendor key -> catalog provider id, where they differ (e.g. openai -> openai-native). */
   readonly vendorPrefixes: Readonly<Record<string, string>>;
-  /** Catalog providers in the order Cline's mapping table lists them: the direct vendor APIs first. */
-  readonly preferredProviders: readonly string[];
   /**
    * Models Cline synthesises at runtime from catalog entries, priced like their source:
    * claude-code's `opus` / `sonnet` / `haiku` (see `claudeCodeAliases`).
@@ -213,7 +211,6 @@ function buildCatalog(catalog: Literal, mapping: Literal, fileName: string): Ext
   if (!Array.isArray(mapping)) throw new CatalogExtractError(`${fileName}: mapping table is not an array`);
   const aliases: Record<string, string[]> = {};
   const vendorPrefixes: Record<string, string> = {};
-  const preferred: string[] = [];
   for (const entry of mapping) {
     if (!isRecord(entry) || typeof entry.modelsDevKey !== "string") {
       throw new CatalogExtractError(`${fileName}: mapping entry has an unexpected shape`);
@@ -221,7 +218,6 @@ function buildCatalog(catalog: Literal, mapping: Literal, fileName: string): Ext
     const generated = typeof entry.generatedProviderId === "string" ? entry.generatedProviderId : undefined;
     const runtime = typeof entry.runtimeProviderId === "string" ? entry.runtimeProviderId : undefined;
     if (generated === undefined) continue;
-    if (!preferred.includes(generated)) preferred.push(generated);
     // Later entries win, as in Cline's Object.fromEntries over the same table.
     if (entry.modelsDevKey !== generated) vendorPrefixes[entry.modelsDevKey] = generated;
     else delete vendorPrefixes[entry.modelsDevKey];
@@ -230,6 +226,12 @@ function buildCatalog(catalog: Literal, mapping: Literal, fileName: string): Ext
       if (!list.includes(generated)) list.push(generated);
       aliases[runtime] = list;
     }
+  }
+
+  // Not in the table but in code: the cline provider's model list is openrouter's plus
+  // vercel-ai-gateway's `zai/` models (@cline/llms 0.0.86, checked against its runtime list).
+  if (aliases.cline?.includes("openrouter") && isRecord(providers["vercel-ai-gateway"])) {
+    aliases.cline.push("vercel-ai-gateway");
   }
 
   const anthropic = providers.anthropic;
@@ -244,7 +246,6 @@ function buildCatalog(catalog: Literal, mapping: Literal, fileName: string): Ext
     prices,
     providerAliases: aliases,
     vendorPrefixes,
-    preferredProviders: preferred,
     derived,
     stats: {
       providers: sortedKeys(providers).length,

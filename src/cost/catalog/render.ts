@@ -48,8 +48,6 @@ export function renderCatalog(cat: ExtractedCatalog, opts: RenderOptions): strin
     "  readonly providerAliases: Readonly<Record<string, readonly string[]>>;",
     "  /** models.dev vendor key -> catalog provider id, where they differ. */",
     "  readonly vendorPrefixes: Readonly<Record<string, string>>;",
-    "  /** Catalog providers in the order of Cline's models.dev mapping table. */",
-    "  readonly preferredProviders: readonly string[];",
     "}",
     "",
     "function deepFreeze<T>(value: T): T {",
@@ -76,7 +74,6 @@ export function renderCatalog(cat: ExtractedCatalog, opts: RenderOptions): strin
     "  vendorPrefixes: {",
     ...Object.entries(cat.vendorPrefixes).map(([k, v]) => `    ${q(k)}: ${q(v)},`),
     "  },",
-    `  preferredProviders: [${cat.preferredProviders.map(q).join(", ")}],`,
     "});",
     "",
   ];

@@ -11,7 +11,12 @@ const m = (inputTokens: number, outputTokens: number, cacheReadTokens: number, c
 describe("applyCacheRule", () => {
   it.each([
     // name, metrics, [input, output, cacheRead, cacheWrite, total], branch
-    ["anthropic-style: cache inside input (SCHEMA 4.5)", m(7952, 323, 7002, 729), [221, 323, 7002, 729, 8275], "subset"],
+    [
+      "anthropic-style: cache inside input (SCHEMA 4.5)",
+      m(7952, 323, 7002, 729),
+      [221, 323, 7002, 729, 8275],
+      "subset",
+    ],
     ["openai-style: cached inside prompt", m(12007, 40, 4205, 0), [7802, 40, 4205, 0, 12047], "subset"],
     ["no cache", m(100, 5, 0, 0), [100, 5, 0, 0, 105], "subset"],
     ["exactly equal is still a subset", m(50, 1, 30, 20), [0, 1, 30, 20, 51], "subset"],

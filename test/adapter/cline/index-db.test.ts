@@ -11,6 +11,7 @@ import {
   type IndexRow,
   readSessionIndex,
   SELECTED_COLUMNS,
+  snapshotIsConsistent,
 } from "../../../src/adapter/cline/index-db.ts";
 import {
   BETTER_SQLITE3,
@@ -97,6 +98,8 @@ function readUntouched(dir: string, opts?: { busyTimeoutMs?: number }): IndexRea
 function mainFileIds(dir: string): string[] {
   const conn = new Database(applyWal(readFileSync(join(dir, DB)), null).image, { readonly: true });
   try {
+    const hasTable = conn.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'sessions'").get() !== undefined;
+    if (!hasTable) return [];
     return conn.prepare("SELECT session_id FROM sessions ORDER BY session_id").pluck().all() as string[];
   } finally {
     conn.close();
@@ -207,13 +210,16 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
   });
 
   it("a WAL with a bad header contributes nothing, as in SQLite", () => {
-    const dir = track(tempDir());
-    const w = writer(dir);
+    const src = track(tempDir());
+    const w = writer(src);
     insertRows(w, roots);
     w.pragma("wal_checkpoint(PASSIVE)"); // roots now also in the main file
-    insertRows(w, [subagent]);
-    w.close();
+    insertRows(w, [subagent]); // only in the -wal, which is replaced by garbage below
+    const dir = track(copyFiles(src, [DB]));
     writeFileSync(join(dir, WAL), Buffer.alloc(8192, 0xab));
+    expect(outcome(() => sqliteOracle(readFileSync(join(dir, DB)), readFileSync(join(dir, WAL))))).toEqual(
+      expectedAll(roots).map((r) => ({ sessionId: r.sessionId, messagesPath: r.messagesPath })),
+    );
     const result = readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(expectedAll(roots));
@@ -291,13 +297,10 @@ describe("readSessionIndex: schema variants", () => {
     expect(readUntouched(dir).rows).toEqual(expectedAll([...roots, subagent]));
   });
 
-  it("never decodes metadata_json or prompt (they fail when evaluated, and a SELECT * would fail)", () => {
+  it("never decodes metadata_json or prompt (here they fail when evaluated: SELECT * would throw)", () => {
     expect(SELECTED_COLUMNS).not.toContain("metadata_json");
     expect(SELECTED_COLUMNS).not.toContain("prompt");
-    const ddl = CLINE_SESSIONS_DDL.replace(
-      "prompt TEXT, metadata_json TEXT,",
-      "prompt TEXT GENERATED ALWAYS AS (json('{')) VIRTUAL, metadata_json TEXT GENERATED ALWAYS AS (json('[')) VIRTUAL,",
-    );
+    const ddl = CLINE_SESSIONS_DDL.replace("prompt TEXT, metadata_json TEXT,", "");
     expect(ddl).not.toBe(CLINE_SESSIONS_DDL);
     const dir = track(tempDir());
     const w = writer(dir, { ddl });
@@ -305,6 +308,9 @@ describe("readSessionIndex: schema variants", () => {
       w,
       roots.map(({ prompt, metadata_json, ...rest }) => rest),
     );
+    // Added after the rows, so only a reader that evaluates them hits the error.
+    w.exec("ALTER TABLE sessions ADD COLUMN prompt TEXT GENERATED ALWAYS AS (json('{')) VIRTUAL");
+    w.exec("ALTER TABLE sessions ADD COLUMN metadata_json TEXT GENERATED ALWAYS AS (json('[')) VIRTUAL");
     expect(() => w.prepare("SELECT * FROM sessions").all()).toThrow(/JSON/);
     const result = readUntouched(dir);
     expect(result.status).toBe("ok");
@@ -636,6 +642,72 @@ describe("readSessionIndex under a concurrent writer process", () => {
     const final = readUntouched(dir);
     expect(final.rows.length).toBeGreaterThanOrEqual(previous);
     expect(existsSync(join(dir, WAL))).toBe(false);
+  });
+});
+
+describe("snapshotIsConsistent", () => {
+  const mark = { ino: 7n, dev: 1n, size: 4096n, mtimeNs: 1_000_000n, ctimeNs: 1_000_000n };
+  const header = (salt: number): Buffer => {
+    const h = Buffer.alloc(32);
+    h.writeUInt32BE(0x377f0682, 0);
+    h.writeUInt32BE(salt, 16);
+    return h;
+  };
+  const walOf = (salt: number, frames: number): Buffer => Buffer.concat([header(salt), Buffer.alloc(frames * 4120, 1)]);
+
+  it("accepts an unchanged db with the same WAL generation, even if frames were appended", () => {
+    expect(snapshotIsConsistent(mark, { ...mark }, null, null)).toBe(true);
+    expect(snapshotIsConsistent(mark, mark, header(1), walOf(1, 0))).toBe(true);
+    expect(snapshotIsConsistent(mark, mark, header(1), walOf(1, 5))).toBe(true);
+    expect(snapshotIsConsistent(mark, mark, Buffer.alloc(0), Buffer.alloc(0))).toBe(true);
+  });
+
+  it("rejects a changed db file, a restarted, truncated, created or deleted WAL", () => {
+    for (const k of ["ino", "dev", "size", "mtimeNs", "ctimeNs"] as const) {
+      expect(snapshotIsConsistent(mark, { ...mark, [k]: mark[k] + 1n }, null, null)).toBe(false);
+    }
+    expect(snapshotIsConsistent(mark, mark, header(1), walOf(2, 3))).toBe(false); // restart: new salt
+    expect(snapshotIsConsistent(mark, mark, header(1), Buffer.alloc(0))).toBe(false); // TRUNCATE checkpoint
+    expect(snapshotIsConsistent(mark, mark, Buffer.alloc(0), walOf(1, 1))).toBe(false); // new generation
+    expect(snapshotIsConsistent(mark, mark, header(1).subarray(0, 12), walOf(1, 1))).toBe(false); // header mid-write
+    expect(snapshotIsConsistent(mark, mark, null, walOf(1, 1))).toBe(false); // WAL appeared
+    expect(snapshotIsConsistent(mark, mark, header(1), null)).toBe(false); // WAL deleted on close
+  });
+
+  it("readSessionIndex gives up as locked within busyTimeoutMs when the file never holds still", async () => {
+    const dir = track(tempDir());
+    const w = writer(dir);
+    insertRows(
+      w,
+      Array.from({ length: 400 }, (_, i) => sessionRow(`big${i}`, { metadata_json: "b".repeat(10_000) })),
+    );
+    w.close(); // ~4 MB main file: each read takes long enough for the toucher to move it
+    const db = join(dir, DB);
+    const toucher = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const fs = require("node:fs"); process.stdout.write("go\n");
+         for (let i = 0; ; i++) fs.utimesSync(${JSON.stringify(db)}, 1e9 + i / 1000, 1e9 + i / 1000);`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      await new Promise<void>((ok) => toucher.stdout.once("data", () => ok()));
+      const started = Date.now();
+      const result = readSessionIndex(dir, { busyTimeoutMs: 300 });
+      const took = Date.now() - started;
+      expect(result.status).toBe("locked");
+      expect(result.strategy).toBe("none");
+      expect(result.problem).toContain(db);
+      expect(result.problem).toContain("kept changing");
+      expect(took).toBeGreaterThanOrEqual(250);
+      expect(took).toBeLessThan(3000);
+    } finally {
+      toucher.kill();
+    }
+    await new Promise((ok) => toucher.once("exit", ok));
+    expect(readSessionIndex(dir).rows.length).toBe(400);
   });
 });
 

@@ -11,7 +11,10 @@ import { scanBuffer } from "../../../src/scan/scanner.ts";
 const PATH = "/s/1796018194209_nfmy0/1796018194209_nfmy0.messages.json";
 
 function parse(doc: unknown, hint = { project: "/work/ws" }, path = PATH) {
-  const scanned = scanBuffer(Buffer.from(typeof doc === "string" ? doc : JSON.stringify(doc)), messagesDocumentSchema);
+  const scanned = scanBuffer(
+    Buffer.from(typeof doc === "string" ? doc : JSON.stringify(doc)),
+    messagesDocumentSchema,
+  );
   return parseMessagesDocument(scanned, path, hint);
 }
 
@@ -84,7 +87,12 @@ describe("validTokenCount / readMetrics", () => {
 
 describe("parseMessagesDocument", () => {
   it("one assistant message with metrics is one event, keyed by the document's session and agent", () => {
-    const r = parse(doc([{ id: "u1", role: "user", ts: 1, content: [] }, assistant("msg_a", metrics(7952, 323, 7002, 729, 0.01034235))]));
+    const r = parse(
+      doc([
+        { id: "u1", role: "user", ts: 1, content: [] },
+        assistant("msg_a", metrics(7952, 323, 7002, 729, 0.01034235)),
+      ]),
+    );
     expect(r.problems).toEqual([]);
     expect(r.events).toHaveLength(1);
     const e = r.events[0];
@@ -107,7 +115,9 @@ describe("parseMessagesDocument", () => {
   });
 
   it("messages without metrics (display-only errors) are not events", () => {
-    const err = assistant("error_1", undefined, [], { metadata: { displayOnly: true, displayRole: "error" } });
+    const err = assistant("error_1", undefined, [], {
+      metadata: { displayOnly: true, displayRole: "error" },
+    });
     const r = parse(doc([err]));
     expect(r.events).toEqual([]);
     expect(r.problems).toEqual([]);
@@ -119,7 +129,9 @@ describe("parseMessagesDocument", () => {
   });
 
   it("joins each tool_use to its own message with the message's tool count as divisor", () => {
-    const r = parse(doc([assistant("msg_t", metrics(300, 30), ["run_commands", "read_files", "run_commands"])]));
+    const r = parse(
+      doc([assistant("msg_t", metrics(300, 30), ["run_commands", "read_files", "run_commands"])]),
+    );
     expect(r.events[0]?.toolCallCount).toBe(3);
     expect(r.toolCalls).toHaveLength(3);
     for (const c of r.toolCalls) {

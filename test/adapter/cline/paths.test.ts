@@ -14,7 +14,12 @@ describe("resolveClinePaths", () => {
   }[] = [
     {
       name: "defaults: the data/ level is real",
-      want: ["/home/u/.cline", "/home/u/.cline/data", "/home/u/.cline/data/sessions", "/home/u/.cline/data/db"],
+      want: [
+        "/home/u/.cline",
+        "/home/u/.cline/data",
+        "/home/u/.cline/data/sessions",
+        "/home/u/.cline/data/db",
+      ],
       origins: ["default", "default", "default", "default"],
     },
     {
@@ -42,7 +47,12 @@ describe("resolveClinePaths", () => {
     {
       name: "empty variables are unset, as in Cline",
       env: { CLINE_DIR: "", CLINE_SESSION_DATA_DIR: "" },
-      want: ["/home/u/.cline", "/home/u/.cline/data", "/home/u/.cline/data/sessions", "/home/u/.cline/data/db"],
+      want: [
+        "/home/u/.cline",
+        "/home/u/.cline/data",
+        "/home/u/.cline/data/sessions",
+        "/home/u/.cline/data/db",
+      ],
     },
     {
       name: "flags beat env at their level",
@@ -75,7 +85,8 @@ describe("resolveClinePaths", () => {
     it(c.name, () => {
       const p = resolveClinePaths(c.flags ?? {}, c.env ?? {}, HOME, CWD);
       expect([p.root.path, p.data.path, p.sessions.path, p.db.path]).toEqual(c.want);
-      if (c.origins) expect([p.root.origin, p.data.origin, p.sessions.origin, p.db.origin]).toEqual(c.origins);
+      if (c.origins)
+        expect([p.root.origin, p.data.origin, p.sessions.origin, p.db.origin]).toEqual(c.origins);
     });
   }
 

@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+import { basename } from "node:path";
+import type { ProjectMode } from "../config/config.ts";
+
+/** Attribute keys of the metric contract (docs/metrics.md). Dashboards depend on these names. */
+export const ATTR = {
+  sessionId: "session.id",
+  agent: "cline.agent",
+  project: "cline.project",
+  model: "gen_ai.request.model",
+  provider: "gen_ai.provider.name",
+  type: "type",
+  toolName: "gen_ai.tool.name",
+  usageKnown: "cline.usage.known",
+} as const;
+
+/**
+ * The ONLY attribute keys that ever leave the process on a cline-otel data point. Everything
+ * exported passes through `allowListed`, so a new ledger column can never leak by accident.
+ */
+export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set(Object.values(ATTR));
+
+/** Token component names, the values of the `type` attribute. */
+export const TOKEN_TYPES = ["input", "output", "cache_read", "cache_write"] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
+
+export type Attrs = Readonly<Record<string, string>>;
+
+/** Drops every key that is not on the allow-list (a copy; the input is untouched). */
+export function allowListed(attrs: Attrs): Attrs {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(attrs)) if (ALLOWED_ATTRIBUTES.has(k)) out[k] = v;
+  return out;
+}
+
+/** Hex digits kept of the project digest: 64 bits, collision-free in practice, short on a dashboard. */
+const HASH_HEX = 16;
+
+/**
+ * The `cline.project` value for a session cwd, or undefined when the attribute is left out
+ * (`none`). An unknown cwd stays "" in every mode: hashing "" would look like a real project.
+ */
+export function renderProject(cwd: string, mode: ProjectMode): string | undefined {
+  if (mode === "none") return undefined;
+  if (cwd === "") return "";
+  switch (mode) {
+    case "path":
+      return cwd;
+    case "basename":
+      return basename(cwd) || cwd;
+    case "hash":
+      return createHash("sha256").update(cwd, "utf8").digest("hex").slice(0, HASH_HEX);
+  }
+}
+
+/** Identity of a series: its attributes in key order (stable whatever order they were built in). */
+export function seriesKey(attrs: Attrs): string {
+  return JSON.stringify(Object.keys(attrs).sort().map((k) => [k, attrs[k]]));
+}

@@ -1,0 +1,177 @@
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import { runPass } from "../../src/collector/pass.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+import { type MsgSpec, makeTree, messagesDoc, type Tree } from "../helpers/cline-tree.ts";
+
+const M = (i: number, o: number) => ({
+  inputTokens: i,
+  outputTokens: o,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
+
+let dir: string;
+let tree: Tree;
+let ledger: Ledger;
+const adapter = () => createClineAdapter(resolveClinePaths({}, {}, tree.home));
+const docPath = (id: string) => join(tree.sessionsDir, id, `${id}.messages.json`);
+const rewrite = (id: string, msgs: MsgSpec[]) =>
+  writeFileSync(docPath(id), `${JSON.stringify(messagesDoc(id, "lead", msgs), null, 2)}\n`);
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pass-"));
+  tree = makeTree(join(dir, "home"), [
+    {
+      id: "s1",
+      cwd: "/p1",
+      messages: [
+        { id: "m1", metrics: M(10, 1) },
+        { id: "m2", metrics: M(20, 2) },
+      ],
+    },
+    { id: "s2", cwd: "/p2", messages: [{ id: "m1", metrics: M(30, 3) }] },
+  ]);
+  ledger = Ledger.open(join(dir, "state"));
+});
+afterEach(() => {
+  ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("runPass", () => {
+  it("collects every document once, then reads nothing while nothing changed", async () => {
+    const a = await runPass(adapter(), ledger);
+    expect(a).toMatchObject({ sources: 2, read: 2, unchanged: 0, failed: 0, eventsAdded: 3 });
+    const b = await runPass(adapter(), ledger);
+    expect(b).toMatchObject({ sources: 2, read: 0, unchanged: 2, eventsAdded: 0 });
+  });
+
+  it("restart: stop, write more, restart, expect only the new", async () => {
+    await runPass(adapter(), ledger);
+    ledger.close();
+    rewrite("s1", [
+      { id: "m1", metrics: M(10, 1) },
+      { id: "m2", metrics: M(20, 2) },
+      { id: "m3", metrics: M(40, 4) },
+    ]);
+    ledger = Ledger.open(join(dir, "state"));
+    const r = await runPass(adapter(), ledger);
+    expect(r).toMatchObject({ read: 1, unchanged: 1, eventsAdded: 1 });
+    expect(ledger.groupedEvents([])[0]).toMatchObject({ input: 100, events: 4 });
+  });
+
+  it("an unchanged size and mtime means the file is not opened", async () => {
+    const p = docPath("s1");
+    // Whole seconds, so the mtime can be restored exactly after the overwrite below.
+    utimesSync(p, 1_700_000_000, 1_700_000_000);
+    await runPass(adapter(), ledger);
+    const st = statSync(p);
+    const garbage = Buffer.alloc(st.size, 0x7b); // "{{{{": unparseable if it were read
+    writeFileSync(p, garbage);
+    utimesSync(p, 1_700_000_000, 1_700_000_000);
+    const r = await runPass(adapter(), ledger);
+    expect(r).toMatchObject({ read: 0, unchanged: 2, failed: 0 });
+  });
+
+  it("a torn (half-written) document keeps its checkpoint, is counted, and is retried next pass", async () => {
+    await runPass(adapter(), ledger);
+    const before = ledger.getCheckpoint(docPath("s1"));
+    const full = JSON.stringify(
+      messagesDoc("s1", "lead", [
+        { id: "m1", metrics: M(10, 1) },
+        { id: "m2", metrics: M(20, 2) },
+        { id: "m9", metrics: M(90, 9) },
+      ]),
+    );
+    writeFileSync(docPath("s1"), full.slice(0, Math.floor(full.length * 0.6)));
+    const torn = await runPass(adapter(), ledger);
+    expect(torn).toMatchObject({ failed: 1, eventsAdded: 0 });
+    expect(torn.problems.map((p) => p.code)).toContain("partial-document");
+    expect(ledger.getCheckpoint(docPath("s1"))).toEqual(before);
+    writeFileSync(docPath("s1"), full);
+    const healed = await runPass(adapter(), ledger);
+    expect(healed).toMatchObject({ failed: 0, eventsAdded: 1 });
+  });
+
+  it("an empty document (the instant after truncate) is retried, not counted", async () => {
+    writeFileSync(docPath("s2"), "");
+    const r = await runPass(adapter(), ledger);
+    expect(r).toMatchObject({ failed: 1, eventsAdded: 2 });
+  });
+
+  it("a missing index costs metadata, never events", async () => {
+    rmSync(tree.dbDir, { recursive: true });
+    const r = await runPass(adapter(), ledger);
+    expect(r.eventsAdded).toBe(3);
+    // project still known from the sidecar
+    expect(ledger.groupedEvents(["project"]).map((x) => x.project)).toEqual(["/p1", "/p2"]);
+  });
+
+  it("an index row pointing at a deleted file is reported; the walk still finds the rest", async () => {
+    unlinkSync(docPath("s2"));
+    const r = await runPass(adapter(), ledger);
+    expect(r.eventsAdded).toBe(2);
+    expect(r.problems.map((p) => p.code)).toContain("index-path-unusable");
+  });
+
+  it("a corrupt index is reported and the walk collects everything", async () => {
+    writeFileSync(join(tree.dbDir, "sessions.db"), Buffer.alloc(4096, 7));
+    const r = await runPass(adapter(), ledger);
+    expect(r.eventsAdded).toBe(3);
+    expect(r.problems.some((p) => p.code.startsWith("index-"))).toBe(true);
+  });
+
+  it("symlink loops in the sessions tree are harmless", async () => {
+    symlinkSync(tree.sessionsDir, join(tree.sessionsDir, "loop"));
+    symlinkSync(join(tree.sessionsDir, "s1"), join(tree.sessionsDir, "s1", "again"));
+    const r = await runPass(adapter(), ledger);
+    expect(r.eventsAdded).toBe(3);
+  });
+
+  it("a session folder replaced by a file, and stray files, are ignored", async () => {
+    writeFileSync(join(tree.sessionsDir, "not-a-session"), "x");
+    mkdirSync(join(tree.sessionsDir, "empty"));
+    writeFileSync(join(tree.sessionsDir, "empty", "x.messages.json.tmp"), "{");
+    const r = await runPass(adapter(), ledger);
+    expect(r).toMatchObject({ sources: 2, eventsAdded: 3, failed: 0 });
+  });
+
+  it("one bad source never stops the others", async () => {
+    writeFileSync(docPath("s1"), "{ not json");
+    const r = await runPass(adapter(), ledger);
+    expect(r).toMatchObject({ failed: 1, eventsAdded: 1 });
+    expect(r.failedPaths).toEqual([docPath("s1")]);
+  });
+
+  it("reports progress per document", async () => {
+    const seen: [number, number][] = [];
+    await runPass(adapter(), ledger, { onProgress: (d, t) => seen.push([d, t]) });
+    expect(seen).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
+  });
+
+  it("never reads the sidecar's or the index's running totals", async () => {
+    // The fixture's sidecar and index carry usage.inputTokens of 999999 and 123456789.
+    await runPass(adapter(), ledger);
+    const total = ledger.groupedEvents([])[0];
+    expect(total).toMatchObject({ input: 60, output: 6, events: 3 });
+    expect(readFileSync(ledger.path).includes(Buffer.from("999999"))).toBe(false);
+  });
+});

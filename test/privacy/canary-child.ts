@@ -1,0 +1,41 @@
+/**
+ * Child process for the privacy test: run a real collection and report over a tree,
+ * print the report, then write a V8 heap snapshot. It never learns the canary; the
+ * parent searches the snapshot, the ledger and the output for it.
+ * argv: <home> <stateDir> <snapshotPath> [control]
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeHeapSnapshot } from "node:v8";
+import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import { runPass } from "../../src/collector/pass.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+import { buildReport, renderTable } from "../../src/report/report.ts";
+
+const [home, stateDir, snapshot, mode] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string | undefined,
+];
+const keep: unknown[] = [];
+const paths = resolveClinePaths({}, {}, home);
+const ledger = Ledger.open(stateDir);
+const pass = await runPass(createClineAdapter(paths), ledger);
+keep.push(pass);
+for (const by of [[], ["tool"], ["project", "session", "agent", "model", "provider", "day"]] as const) {
+  const report = buildReport(ledger, by);
+  keep.push(report);
+  process.stdout.write(`${renderTable(report)}\n${JSON.stringify(report)}\n`);
+}
+process.stdout.write(`${JSON.stringify(pass.problems)}\n`);
+if (mode === "control") {
+  // The control decodes a document the ordinary way: its snapshot must contain the canary.
+  const sessions = paths.sessions.path;
+  const id = "1796000000000_canry";
+  keep.push(JSON.parse(readFileSync(join(sessions, id, `${id}.messages.json`), "utf8")));
+}
+ledger.close();
+writeHeapSnapshot(snapshot);
+process.stdout.write(`kept ${keep.length}\n`);

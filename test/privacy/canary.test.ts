@@ -1,0 +1,149 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/cli.ts";
+import { makeTree } from "../helpers/cline-tree.ts";
+
+const ID = "1796000000000_canry";
+let dir: string;
+let home: string;
+let canary: string;
+
+/** A document where every field outside the allow-list holds a canary. */
+function poisonedDoc(c: (field: string) => string): object {
+  return {
+    version: 1,
+    updated_at: c("updated_at"),
+    agent: "lead",
+    sessionId: ID,
+    taskType: c("taskType"),
+    origin: { source: c("origin"), mode: "user", sessionId: ID, version: c("version") },
+    messages: [
+      { id: "u1", role: "user", ts: 1, content: [{ type: "text", text: c("user_text") }] },
+      {
+        id: "msg_1",
+        role: "assistant",
+        ts: 1796018200592,
+        content: [
+          { type: "thinking", thinking: c("thinking"), signature: c("signature") },
+          { type: "text", text: c("assistant_text") },
+          {
+            type: "tool_use",
+            id: "toolu_1",
+            name: "run_commands",
+            input: { [c("input_key")]: [c("input_value")] },
+          },
+          { type: "tool_use", id: "toolu_2", name: "editor", input: c("input_string") },
+          { type: "image", source: { data: c("image") } },
+        ],
+        modelInfo: { id: "claude-sonnet-4-5-20250929", provider: "anthropic", family: c("family") },
+        metrics: {
+          inputTokens: 840,
+          outputTokens: 313,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 719,
+          cost: 0.00775425,
+        },
+        metadata: { note: c("metadata") },
+      },
+      {
+        id: "msg_2",
+        role: "user",
+        ts: 3,
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            name: "run_commands",
+            content: [{ query: c("query"), result: c("result"), success: true }],
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_2",
+            name: "editor",
+            content: JSON.stringify({ text: c("json_string_result") }),
+          },
+        ],
+      },
+      {
+        id: "error_1",
+        role: "assistant",
+        ts: 4,
+        content: [{ type: "text", text: c("error_text") }],
+        modelInfo: { id: "claude-sonnet-4-5-20250929", provider: "anthropic" },
+        metadata: { displayOnly: true, displayRole: "error" },
+      },
+    ],
+    system_prompt: c("system_prompt"),
+  };
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "canary-"));
+  // Built at run time from random bytes: no source file or module holds it.
+  canary = `CNRY${randomBytes(8).toString("hex")}`;
+  const c = (field: string) => `${canary}_${field}`;
+  const tree = makeTree(join(dir, "home"), [{ id: ID, cwd: "/work/ws", messages: [] }]);
+  home = tree.home;
+  writeFileSync(join(tree.sessionsDir, ID, `${ID}.messages.json`), JSON.stringify(poisonedDoc(c), null, 2));
+  writeFileSync(
+    join(tree.sessionsDir, ID, `${ID}.json`),
+    JSON.stringify({
+      version: 1,
+      session_id: ID,
+      cwd: "/work/ws",
+      prompt: c("sidecar_prompt"),
+      metadata: { title: c("title") },
+    }),
+  );
+  const db = new Database(join(tree.dbDir, "sessions.db"));
+  db.prepare("UPDATE sessions SET prompt = ?, metadata_json = ?").run(
+    c("index_prompt"),
+    JSON.stringify({ title: c("index_title") }),
+  );
+  db.close();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runChild(name: string, control: boolean) {
+  const snapshot = join(dir, `${name}.heapsnapshot`);
+  const state = join(dir, `state-${name}`);
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      join(ROOT, "test/privacy/canary-child.ts"),
+      home,
+      state,
+      snapshot,
+      control ? "control" : "",
+    ],
+    { cwd: ROOT, encoding: "utf8", timeout: 120_000 },
+  );
+  expect(r.status, r.stderr).toBe(0);
+  return { snapshot: readFileSync(snapshot), state, out: r.stdout + r.stderr };
+}
+
+describe("privacy by construction", () => {
+  it("no skipped field becomes a string: absent from the heap, the ledger and all output", () => {
+    const { snapshot, state, out } = runChild("collect", false);
+    const needle = Buffer.from(canary);
+    expect(snapshot.includes(needle)).toBe(false);
+    expect(snapshot.includes(Buffer.from(canary, "utf16le"))).toBe(false);
+    for (const f of readdirSync(state)) expect(readFileSync(join(state, f)).includes(needle)).toBe(false);
+    expect(out.includes(canary)).toBe(false);
+    // ...while the allow-listed facts made it through.
+    expect(out).toContain("run_commands");
+    expect(out).toContain("claude-sonnet-4-5-20250929");
+  });
+
+  it("control: decoding the document the ordinary way puts the canary in the heap", () => {
+    const { snapshot } = runChild("control", true);
+    expect(snapshot.includes(Buffer.from(canary))).toBe(true);
+  });
+});
