@@ -78,7 +78,9 @@ function linePool(rand: () => number): string[] {
         `-rw-r--r--  1 user staff ${Math.floor(rand() * 99999)} Nov 30 07:${10 + (i % 50)} src/${pick()}/${pick()}_${i}.ts`,
       );
     } else if (r < 0.9) {
-      lines.push(JSON.stringify({ level: "info", msg: words(5), id: i, ok: rand() < 0.5, path: `C:\\tmp\\${pick()}` }));
+      lines.push(
+        JSON.stringify({ level: "info", msg: words(5), id: i, ok: rand() < 0.5, path: `C:\\tmp\\${pick()}` }),
+      );
     } else {
       lines.push(`\t${words(4)} \u00e9\u00e8 \u4e2d\u6587 \u{1f600} ${i}\r`);
     }
@@ -176,7 +178,10 @@ export function writeMessagesDoc(path: string, spec: DocSpec): { bytes: number; 
             type: "tool_use",
             id: toolId,
             name: toolName,
-            input: toolName === "editor" ? { path: "src/a.ts", new_text: body(pool, rand, textChars) } : { commands: ["ls -1"] },
+            input:
+              toolName === "editor"
+                ? { path: "src/a.ts", new_text: body(pool, rand, textChars) }
+                : { commands: ["ls -1"] },
           },
         ],
         modelInfo: model,
@@ -196,10 +201,7 @@ export function writeMessagesDoc(path: string, spec: DocSpec): { bytes: number; 
       const resultId = `msg_${t.toString(36).padStart(7, "R")}r`;
       const chars = Math.max(1, Math.floor(spec.toolResultChars(t)));
       // The editor tool's result is a JSON string; run_commands gives an array of records.
-      const content =
-        toolName === "editor"
-          ? MARK
-          : [{ query: "ls -1", result: MARK, success: true }];
+      const content = toolName === "editor" ? MARK : [{ query: "ls -1", result: MARK, success: true }];
       const res = {
         id: resultId,
         role: "user" as const,
@@ -233,7 +235,13 @@ export const messagesSchema = obj({
       role: str(),
       ts: num,
       modelInfo: obj({ id: str(), provider: str() }),
-      metrics: obj({ inputTokens: num, outputTokens: num, cacheReadTokens: num, cacheWriteTokens: num, cost: num }),
+      metrics: obj({
+        inputTokens: num,
+        outputTokens: num,
+        cacheReadTokens: num,
+        cacheWriteTokens: num,
+        cost: num,
+      }),
       content: arr(obj({ type: str(), id: str(), name: str() })),
     }),
   ),

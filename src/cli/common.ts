@@ -34,8 +34,14 @@ export function exitCodeFor(e: unknown): number {
   return e instanceof ConfigError ? 2 : 1;
 }
 
+/** A runtime failure whose message already says what happened and what to do: no stack, exit 1. */
+export class ReportedError extends Error {
+  override name = "ReportedError";
+}
+
 export function describeError(e: unknown): string {
-  if (e instanceof ConfigError || e instanceof LedgerError) return `cline-otel: ${e.message}`;
+  if (e instanceof ConfigError || e instanceof LedgerError || e instanceof ReportedError)
+    return `cline-otel: ${e.message}`;
   return `cline-otel: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
 }
 

@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { describeError, exitCodeFor } from "./common.ts";
 import { pathsCommand } from "./paths.ts";
 import { reportCommand } from "./report.ts";
+import { runCommand } from "./run.ts";
 
 const VERSION = "0.1.0";
 
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .exitOverride();
   program.addCommand(reportCommand());
   program.addCommand(pathsCommand());
+  program.addCommand(runCommand());
   return program;
 }
 

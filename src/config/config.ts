@@ -150,7 +150,8 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
   try {
     url = new URL(endpoint);
   } catch {
-    throw new ConfigError(`${endpointVar} is "${endpoint}", not a URL; e.g. http://localhost:4318`);
+    const raw = metricsEndpoint ?? baseEndpoint ?? endpoint;
+    throw new ConfigError(`${endpointVar} is "${raw}", not a URL; e.g. http://localhost:4318`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError(`${endpointVar} must be an http:// or https:// URL (OTLP over HTTP)`);

@@ -55,5 +55,9 @@ export function renderProject(cwd: string, mode: ProjectMode): string | undefine
 
 /** Identity of a series: its attributes in key order (stable whatever order they were built in). */
 export function seriesKey(attrs: Attrs): string {
-  return JSON.stringify(Object.keys(attrs).sort().map((k) => [k, attrs[k]]));
+  return JSON.stringify(
+    Object.keys(attrs)
+      .sort()
+      .map((k) => [k, attrs[k]]),
+  );
 }

@@ -6,7 +6,15 @@ import { ValueType } from "@opentelemetry/api";
 import type { ProjectMode } from "../config/config.ts";
 import { computeCost, type Price } from "../cost/index.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
-import { ATTR, type Attrs, allowListed, renderProject, seriesKey, TOKEN_TYPES, type TokenType } from "./attributes.ts";
+import {
+  ATTR,
+  type Attrs,
+  allowListed,
+  renderProject,
+  seriesKey,
+  TOKEN_TYPES,
+  type TokenType,
+} from "./attributes.ts";
 
 /** USD per million tokens for a model as served by a provider; undefined = unknown (never zero). */
 export type PriceLookup = (provider: string, model: string) => Price | undefined;
@@ -100,7 +108,10 @@ function component(c: Components, t: TokenType): number {
 type SeriesDims = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider">;
 
 /** The attributes every series carries, rendered per the project / session-id settings. */
-export function commonAttributes(row: SeriesDims, opts: Pick<TranslateOptions, "project" | "includeSessionId">): Attrs {
+export function commonAttributes(
+  row: SeriesDims,
+  opts: Pick<TranslateOptions, "project" | "includeSessionId">,
+): Attrs {
   const out: Record<string, string> = {};
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
   out[ATTR.agent] = row.agent;
@@ -112,7 +123,10 @@ export function commonAttributes(row: SeriesDims, opts: Pick<TranslateOptions, "
 }
 
 class Accumulator {
-  private readonly byMetric = new Map<MetricId, Map<string, { attributes: Attrs; value: number; updatedMs: number }>>();
+  private readonly byMetric = new Map<
+    MetricId,
+    Map<string, { attributes: Attrs; value: number; updatedMs: number }>
+  >();
 
   add(metric: MetricId, attrs: Attrs, value: number, updatedMs: number): void {
     const attributes = allowListed(attrs);
@@ -154,7 +168,8 @@ export function translate(
   const acc = new Accumulator();
   for (const row of usage) {
     const common = commonAttributes(row, opts);
-    for (const t of TOKEN_TYPES) acc.add("tokenUsage", { ...common, [ATTR.type]: t }, component(row, t), row.updatedMs);
+    for (const t of TOKEN_TYPES)
+      acc.add("tokenUsage", { ...common, [ATTR.type]: t }, component(row, t), row.updatedMs);
     acc.add("requests", common, row.events, row.updatedMs);
     const price = opts.priceOf(row.provider, row.model);
     if (price === undefined) acc.add("requestsUnpriced", common, row.events, row.updatedMs);
@@ -163,7 +178,12 @@ export function translate(
   for (const row of tools) {
     const common = commonAttributes(row, opts);
     const withTool = { ...common, [ATTR.toolName]: row.toolName };
-    acc.add("toolCalls", { ...withTool, [ATTR.usageKnown]: String(row.usageKnown) }, row.calls, row.updatedMs);
+    acc.add(
+      "toolCalls",
+      { ...withTool, [ATTR.usageKnown]: String(row.usageKnown) },
+      row.calls,
+      row.updatedMs,
+    );
     // A call whose message had no metrics has an unknown share: counted as a call, never as 0 tokens.
     if (!row.usageKnown) continue;
     for (const t of TOKEN_TYPES) {

@@ -97,7 +97,14 @@ export function decodeJsonString(src: Buffer, a: number, b: number, base: number
  * A lone surrogate is written as 0xFF, a byte no valid UTF-8 name contains, so it can
  * never match. `out` must hold at least `b - a` bytes (unescaping never grows).
  */
-export function unescapeKey(src: Uint8Array, a: number, b: number, out: Uint8Array, base: number, path: string): number {
+export function unescapeKey(
+  src: Uint8Array,
+  a: number,
+  b: number,
+  out: Uint8Array,
+  base: number,
+  path: string,
+): number {
   let o = 0;
   let k = a;
   while (k < b) {

@@ -12,7 +12,13 @@ export class ScanError extends Error {
   /** The file path, "" for buffers. */
   readonly path: string;
 
-  constructor(code: ScanErrorCode, offset: number, path: string, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    code: ScanErrorCode,
+    offset: number,
+    path: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
     super(`${code} at byte ${offset}${path === "" ? "" : ` of ${path}`}: ${detail}`, options);
     this.code = code;
     this.offset = offset;

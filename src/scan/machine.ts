@@ -17,8 +17,9 @@
  * closing quote: invalid escapes, raw control characters, NUL and invalid UTF-8 there
  * are tolerated as bytes (checking them would need the byte loop memchr avoids).
  */
-import { decodeJsonString, unescapeKey } from "./decode.ts";
+
 import type { SkipFn } from "./arena.ts";
+import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { ScanError } from "./errors.ts";
 import type { ObjectSchema, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
@@ -70,18 +71,19 @@ interface CompiledObject {
   readonly maxRaw: number;
 }
 
-interface ObjFrame {
-  readonly isObj: true;
-  readonly compiled: CompiledObject;
-  readonly result: Record<string, unknown>;
+// Classes rather than object literals: one stable hidden class per frame kind.
+class ObjFrame {
+  readonly isObj = true as const;
   /** Field the current value belongs to, or null when it is skipped. */
-  name: string | null;
+  name: string | null = null;
+  readonly result: Record<string, unknown> = {};
+  constructor(readonly compiled: CompiledObject) {}
 }
 
-interface ArrFrame {
-  readonly isObj: false;
-  readonly items: Schema;
-  readonly result: unknown[];
+class ArrFrame {
+  readonly isObj = false as const;
+  readonly result: unknown[] = [];
+  constructor(readonly items: Schema) {}
 }
 
 type Frame = ObjFrame | ArrFrame;
@@ -97,7 +99,8 @@ function compileObject(schema: ObjectSchema): CompiledObject {
 
 function setField(target: Record<string, unknown>, name: string, v: unknown): void {
   // A plain assignment to "__proto__" would set the prototype; JSON.parse makes an own property.
-  if (name === "__proto__") Object.defineProperty(target, name, { value: v, enumerable: true, writable: true, configurable: true });
+  if (name === "__proto__")
+    Object.defineProperty(target, name, { value: v, enumerable: true, writable: true, configurable: true });
   else target[name] = v;
 }
 
@@ -145,11 +148,6 @@ export class ScanMachine {
     this.path = path;
     this.tgt = schema;
     this.skip = skip;
-  }
-
-  /** Bytes consumed so far. */
-  get offset(): number {
-    return this.base;
   }
 
   /**
@@ -222,7 +220,7 @@ export class ScanMachine {
                 compiled = compileObject(t);
                 this.compiled.set(t, compiled);
               }
-              this.frames.push({ isObj: true, compiled, result: {}, name: null });
+              this.frames.push(new ObjFrame(compiled));
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.object;
               this.pushSkip(true);
@@ -231,7 +229,7 @@ export class ScanMachine {
           } else if (c === 0x5b) {
             i++;
             if (t !== null && t.kind === "array") {
-              this.frames.push({ isObj: false, items: t.items, result: [] });
+              this.frames.push(new ArrFrame(t.items));
               this.tgt = t.items;
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.array;
@@ -503,7 +501,8 @@ export class ScanMachine {
     for (let j = a; j < b; j++) {
       const ch = src[j] as number;
       if (ch === BACKSLASH) escaped = true;
-      else if (ch < 0x20) throw new ScanError("syntax", srcBase + j, this.path, "raw control character in key");
+      else if (ch < 0x20)
+        throw new ScanError("syntax", srcBase + j, this.path, "raw control character in key");
     }
     let k = src;
     let from = a;

@@ -2,7 +2,7 @@
  * Allow-list scanning of JSON files and buffers. See machine.ts for the engine and its
  * validation policy; this file owns the file handle, the chunked reads and the stats.
  */
-import { constants, type BigIntStats } from "node:fs";
+import { type BigIntStats, constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { SkipArena, wasmUnavailableReason } from "./arena.ts";
 import { ScanError } from "./errors.ts";
@@ -169,7 +169,11 @@ async function closeQuietlyAfter(fh: FileHandle, primary: unknown): Promise<void
  * Scans an in-memory document with the same engine: as one chunk (indexOf skipper), or
  * copied through a 1 MiB wasm slot piece by piece (wasm skipper).
  */
-export function scanBuffer<S extends Schema>(buf: Uint8Array, schema: S, opts: ScanBufferOptions = {}): Scanned<S> {
+export function scanBuffer<S extends Schema>(
+  buf: Uint8Array,
+  schema: S,
+  opts: ScanBufferOptions = {},
+): Scanned<S> {
   const skipper = opts.skipper ?? "auto";
   const useArena = skipper === "wasm" || (skipper === "auto" && buf.length >= BUFFER_WASM_MIN_BYTES);
   const arena = useArena ? arenaFor(skipper, Math.max(1, Math.min(buf.length, BUFFER_COPY_CHUNK)), 1) : null;

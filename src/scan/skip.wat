@@ -68,7 +68,14 @@
                       (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (local.get $vb)))) (i64.const 16)))
               (i64.or (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (local.get $vb)))) (i64.const 32))
                       (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (local.get $vb)))) (i64.const 48))))))
-            (local.set $c (call $escapedAt (local.get $p) (local.get $start) (local.get $carry)))
+            ;; carry-in for this block; the call is needed only when a backslash precedes it
+            (local.set $c
+              (if (result i64) (i32.le_u (local.get $p) (local.get $start))
+                (then (i64.extend_i32_u (local.get $carry)))
+                (else
+                  (if (result i64) (i32.eq (i32.load8_u (i32.sub (local.get $p) (i32.const 1))) (i32.const 0x5c))
+                    (then (call $escapedAt (local.get $p) (local.get $start) (local.get $carry)))
+                    (else (i64.const 0))))))
             ;; simdjson escape scanner: $t marks each escaping backslash and the byte it escapes;
             ;; escaped = $t ^ (backslashes | carry-in).
             (local.set $pe (i64.and (local.get $b) (i64.xor (local.get $c) (i64.const -1))))

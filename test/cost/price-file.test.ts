@@ -9,7 +9,13 @@ import {
   type PriceFileIssue,
   parsePriceFile,
 } from "../../src/cost/price-file.ts";
-import { catalogPriceTable, computeCost, lookupPrice, mergePrices, resolvePrice } from "../../src/cost/prices.ts";
+import {
+  catalogPriceTable,
+  computeCost,
+  lookupPrice,
+  mergePrices,
+  resolvePrice,
+} from "../../src/cost/prices.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cline-otel-prices-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -132,7 +138,9 @@ describe("parsePriceFile", () => {
       "the price of a/m must be an object, got number",
     );
     expect(issuesOf('{"prices": {"": {}}}')[0]?.message).toMatch(/empty provider id/);
-    expect(issuesOf('{"prices": {"a": {"": {"input": 1, "output": 1}}}}')[0]?.message).toMatch(/empty model id/);
+    expect(issuesOf('{"prices": {"a": {"": {"input": 1, "output": 1}}}}')[0]?.message).toMatch(
+      /empty model id/,
+    );
     const dup = issuesOf('{"prices": {"a": {}, "a": {}}}');
     expect(dup[0]).toMatchObject({ column: 22, message: 'duplicate key "a" in "prices"' });
     expect(posOf('{"prices": {"a": {}, "a": {}}}', '"a"', "},")).toEqual({ line: 1, column: 22 });
@@ -167,7 +175,9 @@ describe("loadPriceFile", () => {
     expect(caught).toBeInstanceOf(PriceFileError);
     const e = caught as PriceFileError;
     expect(e.path).toBe(path);
-    expect(e.message).toBe(`invalid price file: ${path}:${at.line}:${at.column}: "output" of a/m must not be negative, got -3`);
+    expect(e.message).toBe(
+      `invalid price file: ${path}:${at.line}:${at.column}: "output" of a/m must not be negative, got -3`,
+    );
     expect(e.issues).toHaveLength(1);
   });
 
@@ -211,7 +221,10 @@ describe("mergePrices", () => {
     const p = { input: 1.5, output: 6, cacheRead: 0.375 };
     expect(lookupPrice(base, "openai-native", "gpt-4.1")?.input).toBe(2);
     expect(resolvePrice(merged, "openai-native", "gpt-4.1")).toMatchObject({ via: "exact", price: p });
-    expect(resolvePrice(merged, "unheard-of", "gpt-4.1")).toMatchObject({ via: "any-provider-override", price: p });
+    expect(resolvePrice(merged, "unheard-of", "gpt-4.1")).toMatchObject({
+      via: "any-provider-override",
+      price: p,
+    });
   });
 
   it('lets a provider-specific override beat a "*" override', () => {

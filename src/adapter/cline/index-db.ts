@@ -90,6 +90,8 @@ export interface WalReplay {
   readonly error?: string;
 }
 
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 /** SQLite's WAL checksum (walChecksumBytes): pairs of 32-bit words, accumulated. */
 function walChecksum(
   bigEndian: boolean,
@@ -100,6 +102,16 @@ function walChecksum(
 ): [number, number] {
   let s1 = seed[0];
   let s2 = seed[1];
+  const at = buf.byteOffset + start;
+  if (bigEndian !== LITTLE_ENDIAN_HOST && at % 4 === 0) {
+    // Native word order and aligned: a typed-array view is ~5x faster than readUInt32*.
+    const words = new Uint32Array(buf.buffer, at, length / 4);
+    for (let i = 0; i < words.length; i += 2) {
+      s1 = (s1 + (words[i] as number) + s2) >>> 0;
+      s2 = (s2 + (words[i + 1] as number) + s1) >>> 0;
+    }
+    return [s1, s2];
+  }
   const end = start + length;
   for (let i = start; i < end; i += 8) {
     const x0 = bigEndian ? buf.readUInt32BE(i) : buf.readUInt32LE(i);
@@ -133,7 +145,12 @@ export function applyWal(db: Buffer, wal: Buffer | null): WalReplay {
   if (wal === null || wal.length < WAL_HEADER_BYTES) return base();
   const magic = wal.readUInt32BE(0);
   const pageSize = wal.readUInt32BE(8);
-  if ((magic & 0xfffffffe) >>> 0 !== WAL_MAGIC || pageSize & (pageSize - 1) || pageSize < 512 || pageSize > 65536) {
+  if (
+    (magic & 0xfffffffe) >>> 0 !== WAL_MAGIC ||
+    pageSize & (pageSize - 1) ||
+    pageSize < 512 ||
+    pageSize > 65536
+  ) {
     return base();
   }
   const bigEndian = (magic & 1) === 1;
@@ -180,7 +197,9 @@ export function applyWal(db: Buffer, wal: Buffer | null): WalReplay {
 }
 
 function errnoOf(e: unknown): string | undefined {
-  return typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : undefined;
+  return typeof e === "object" && e !== null && "code" in e && typeof e.code === "string"
+    ? e.code
+    : undefined;
 }
 
 function messageOf(e: unknown): string {
@@ -271,11 +290,31 @@ function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+export interface Retried<T> {
+  readonly value: T | null;
+  readonly attempts: number;
+}
+
+/**
+ * Calls `attempt` until it returns a value or `timeoutMs` has passed, at least once, pausing
+ * 5, 10, 20, 40, then 50 ms in between (synchronously: the reader is synchronous by design).
+ */
+export function retryUntil<T>(attempt: () => T | null, timeoutMs: number, sleep = sleepMs): Retried<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempts = 1, pause = 5; ; attempts++, pause = Math.min(pause * 2, 50)) {
+    const value = attempt();
+    if (value !== null) return { value, attempts };
+    const left = deadline - Date.now();
+    if (left <= 0) return { value: null, attempts };
+    sleep(Math.min(pause, left));
+  }
+}
+
 /** A rollback-mode database with a hot journal may hold a half-written transaction. */
 function hasHotJournal(dbPath: string, db: Buffer): boolean {
   if (db.length >= 20 && db[18] === 2) return false;
   const head = readHead(`${dbPath}-journal`, JOURNAL_MAGIC.length);
-  return head !== null && head.equals(JOURNAL_MAGIC);
+  return head?.equals(JOURNAL_MAGIC) === true;
 }
 
 function textOf(v: unknown): string | null {
@@ -304,16 +343,23 @@ function queryImage(image: Buffer): QueryOutcome {
   const conn = new Database(image, { readonly: true });
   try {
     conn.pragma("query_only = 1");
-    const kind = conn.prepare("SELECT type FROM sqlite_schema WHERE name = 'sessions' COLLATE NOCASE").pluck().get();
+    const kind = conn
+      .prepare("SELECT type FROM sqlite_schema WHERE name = 'sessions' COLLATE NOCASE")
+      .pluck()
+      .get();
     if (kind !== "table") {
-      return { kind: "no-table", why: kind === undefined ? "has no sessions table" : `has sessions as a ${kind}` };
+      return {
+        kind: "no-table",
+        why: kind === undefined ? "has no sessions table" : `has sessions as a ${kind}`,
+      };
     }
     const present = new Set(
       (conn.prepare("SELECT name FROM pragma_table_info('sessions')").pluck().all() as unknown[])
         .filter((n): n is string => typeof n === "string")
         .map((n) => n.toLowerCase()),
     );
-    if (!present.has(SESSION_ID_COLUMN)) return { kind: "no-table", why: "has a sessions table without session_id" };
+    if (!present.has(SESSION_ID_COLUMN))
+      return { kind: "no-table", why: "has a sessions table without session_id" };
 
     const wanted = SELECTED_COLUMNS.filter((c) => present.has(c));
     const sql = `SELECT ${wanted.map(quoteIdent).join(", ")} FROM sessions ORDER BY ${quoteIdent(SESSION_ID_COLUMN)}`;
@@ -358,7 +404,8 @@ function failure(
 function ioFailure(dbPath: string, e: unknown): IndexReadResult {
   const code = errnoOf(e);
   // Name the file that failed (it may be the -wal or -journal), not just the database.
-  const path = typeof e === "object" && e !== null && "path" in e && typeof e.path === "string" ? e.path : dbPath;
+  const path =
+    typeof e === "object" && e !== null && "path" in e && typeof e.path === "string" ? e.path : dbPath;
   if (code === "ENOENT") {
     return failure("missing", dbPath, `${path} does not exist (Cline has not run yet here?); ${WALK_NOTE}`);
   }
@@ -381,39 +428,46 @@ export function readSessionIndex(dbDir: string, opts?: { busyTimeoutMs?: number 
   try {
     try {
       if (!statSync(dbDir).isDirectory()) {
-        return failure("missing", dbPath, `${dbPath}: ${dbDir} is not a directory; point CLINE_DB_DATA_DIR at Cline's db dir`);
+        return failure(
+          "missing",
+          dbPath,
+          `${dbPath}: ${dbDir} is not a directory; point CLINE_DB_DATA_DIR at Cline's db dir`,
+        );
       }
     } catch (e) {
       if (errnoOf(e) === "ENOENT") {
-        return failure("missing", dbPath, `${dbPath}: directory ${dbDir} does not exist (Cline has not run yet?); ${WALK_NOTE}`);
+        return failure(
+          "missing",
+          dbPath,
+          `${dbPath}: directory ${dbDir} does not exist (Cline has not run yet?); ${WALK_NOTE}`,
+        );
       }
       return ioFailure(dbPath, e);
     }
 
     const timeoutMs = Math.max(0, opts?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
-    const deadline = Date.now() + timeoutMs;
-    let snap: Snapshot | null = null;
-    let attempts = 0;
-    for (let pause = 5; snap === null; pause = Math.min(pause * 2, 50)) {
-      attempts++;
-      try {
-        snap = trySnapshot(dbPath, walPath);
-      } catch (e) {
-        return ioFailure(dbPath, e);
-      }
-      if (snap !== null) break;
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        return failure(
-          "locked",
-          dbPath,
-          `${dbPath} kept changing while being read (${attempts} attempts in ${timeoutMs} ms: Cline is checkpointing); it is read again on the next scan`,
-        );
-      }
-      sleepMs(Math.min(pause, left));
+    let taken: Retried<Snapshot>;
+    try {
+      taken = retryUntil(() => trySnapshot(dbPath, walPath), timeoutMs);
+    } catch (e) {
+      return ioFailure(dbPath, e);
+    }
+    const snap = taken.value;
+    if (snap === null) {
+      return failure(
+        "locked",
+        dbPath,
+        `${dbPath} kept changing while being read (${taken.attempts} attempts in ${timeoutMs} ms: Cline is checkpointing); it is read again on the next scan`,
+      );
     }
 
-    if (hasHotJournal(dbPath, snap.db)) {
+    let hot: boolean;
+    try {
+      hot = hasHotJournal(dbPath, snap.db);
+    } catch (e) {
+      return ioFailure(dbPath, e);
+    }
+    if (hot) {
       return failure(
         "locked",
         dbPath,
@@ -452,6 +506,10 @@ export function readSessionIndex(dbDir: string, opts?: { busyTimeoutMs?: number 
       : { ...result, problem: `${dbPath}: skipped ${outcome.skipped} sessions rows without a session_id` };
   } catch (e) {
     // Last resort so the caller never sees an exception; the message says what went wrong.
-    return failure("unreadable", dbPath, `reading ${dbPath} failed unexpectedly: ${messageOf(e)}; ${WALK_NOTE}`);
+    return failure(
+      "unreadable",
+      dbPath,
+      `reading ${dbPath} failed unexpectedly: ${messageOf(e)}; ${WALK_NOTE}`,
+    );
   }
 }

@@ -10,6 +10,7 @@ import {
   type IndexReadResult,
   type IndexRow,
   readSessionIndex,
+  retryUntil,
   SELECTED_COLUMNS,
   snapshotIsConsistent,
 } from "../../../src/adapter/cline/index-db.ts";
@@ -83,7 +84,9 @@ function expected(row: Record<string, SqlValue>): IndexRow {
 }
 
 function expectedAll(rows: readonly Record<string, SqlValue>[]): IndexRow[] {
-  return rows.map(expected).sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+  return rows
+    .map(expected)
+    .sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
 }
 
 /** Reads and proves nothing in the directory changed: names, sizes and content hashes, -shm included. */
@@ -106,6 +109,10 @@ function mainFileIds(dir: string): string[] {
   }
 }
 
+function omit(row: Record<string, SqlValue>, keys: readonly string[]): Record<string, SqlValue> {
+  return Object.fromEntries(Object.entries(row).filter(([k]) => !keys.includes(k)));
+}
+
 const ids = (r: IndexReadResult): string[] => r.rows.map((x) => x.sessionId);
 
 const subagent = sessionRow("1796018194209_nfmy0__agent_1796018200459_abc123", {
@@ -116,7 +123,10 @@ const subagent = sessionRow("1796018194209_nfmy0__agent_1796018200459_abc123", {
   conversation_id: "conv_1796018200459_abcdefg",
   messages_path: "/home/u/.cline/data/sessions/1796018194209_nfmy0/agent_1796018200459_abc123.messages.json",
 });
-const roots = [sessionRow("1796018194209_nfmy0"), sessionRow("1796018200459_9svp0", { provider: "openai-compatible" })];
+const roots = [
+  sessionRow("1796018194209_nfmy0"),
+  sessionRow("1796018200459_9svp0", { provider: "openai-compatible" }),
+];
 
 describe("readSessionIndex: WAL states, nothing created or modified", () => {
   it("checkpointed WAL db with no -wal/-shm: all rows, while a naive read-only open creates both files", () => {
@@ -157,11 +167,18 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
 
     const later = sessionRow("1796018300000_later", { cwd: "/elsewhere" });
     insertRows(w, [later, subagent]);
-    w.prepare("UPDATE sessions SET messages_path = ? WHERE session_id = ?").run("/moved.json", roots[0]?.session_id);
+    w.prepare("UPDATE sessions SET messages_path = ? WHERE session_id = ?").run(
+      "/moved.json",
+      roots[0]?.session_id,
+    );
     w.prepare("DELETE FROM sessions WHERE session_id = ?").run(roots[1]?.session_id);
     const second = readUntouched(dir);
     expect(second.rows).toEqual(
-      expectedAll([{ ...(roots[0] as Record<string, SqlValue>), messages_path: "/moved.json" }, later, subagent]),
+      expectedAll([
+        { ...(roots[0] as Record<string, SqlValue>), messages_path: "/moved.json" },
+        later,
+        subagent,
+      ]),
     );
     expect(mainFileIds(dir)).toEqual([]);
   });
@@ -173,7 +190,9 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     insertRows(w, roots);
     const walBefore = statSync(join(dir, WAL)).size;
     w.exec("BEGIN IMMEDIATE");
-    const pending = Array.from({ length: 300 }, (_, i) => sessionRow(`pending_${i}`, { metadata_json: "x".repeat(3000) }));
+    const pending = Array.from({ length: 300 }, (_, i) =>
+      sessionRow(`pending_${i}`, { metadata_json: "x".repeat(3000) }),
+    );
     insertRows(w, pending);
     expect(statSync(join(dir, WAL)).size).toBeGreaterThan(walBefore + 500_000); // uncommitted frames on disk
 
@@ -260,13 +279,10 @@ describe("readSessionIndex: schema variants", () => {
     const dir = track(tempDir());
     const w = writer(dir, { ddl: OLD_SESSIONS_DDL });
     for (const ddl of MIGRATED_COLUMNS_DDL) w.exec(ddl);
-    const cols = (w.prepare("SELECT name FROM pragma_table_info('sessions')").pluck().all() as string[]).slice(-9);
-    expect(cols).toEqual(["workspace_root", "parent_session_id", "parent_agent_id", "agent_id"].concat(cols.slice(4)));
-    const full = [...roots, subagent].map((r) => {
-      const { ended_at, exit_code, status_lock, team_name, ...rest } = r;
-      return rest;
-    });
-    insertRows(w, full);
+    const cols = w.prepare("SELECT name FROM pragma_table_info('sessions')").pluck().all() as string[];
+    expect(cols.slice(-9)).toEqual(MIGRATED_COLUMNS_DDL.map((ddl) => ddl.split(" ")[5]));
+    expect(cols.indexOf("messages_path")).toBeGreaterThan(cols.indexOf("updated_at"));
+    insertRows(w, [...roots, subagent]);
     const result = readUntouched(dir);
     expect(result.rows).toEqual(expectedAll([...roots, subagent]));
   });
@@ -306,7 +322,7 @@ describe("readSessionIndex: schema variants", () => {
     const w = writer(dir, { ddl });
     insertRows(
       w,
-      roots.map(({ prompt, metadata_json, ...rest }) => rest),
+      roots.map((r) => omit(r, ["prompt", "metadata_json"])),
     );
     // Added after the rows, so only a reader that evaluates them hits the error.
     w.exec("ALTER TABLE sessions ADD COLUMN prompt TEXT GENERATED ALWAYS AS (json('{')) VIRTUAL");
@@ -328,7 +344,12 @@ describe("readSessionIndex: schema variants", () => {
     ];
     insertRows(w, rows);
     const result = readUntouched(dir);
-    expect(result.rows.map((r) => r.messagesPath)).toEqual(["a_relative/a_relative.messages.json", null, dir, ""]);
+    expect(result.rows.map((r) => r.messagesPath)).toEqual([
+      "a_relative/a_relative.messages.json",
+      null,
+      dir,
+      "",
+    ]);
   });
 
   it("skips and reports rows without a session_id (TEXT PRIMARY KEY admits NULL)", () => {
@@ -364,7 +385,11 @@ describe("readSessionIndex: failures are results, never exceptions", () => {
     return dir;
   }
 
-  function expectProblem(result: IndexReadResult, status: IndexReadResult["status"], ...words: string[]): void {
+  function expectProblem(
+    result: IndexReadResult,
+    status: IndexReadResult["status"],
+    ...words: string[]
+  ): void {
     expect(result.status).toBe(status);
     expect(result.rows).toEqual([]);
     expect(result.problem).toContain(result.dbPath);
@@ -514,10 +539,15 @@ describe("applyWal against SQLite's own WAL recovery", () => {
 
   it("property: for random histories, page sizes, torn or damaged WAL tails, rows equal SQLite's", () => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant("insert" as const), n: fc.integer({ min: 1, max: 30 }), pad: fc.nat(5000) }),
+      fc.record({
+        kind: fc.constant("insert" as const),
+        n: fc.integer({ min: 1, max: 30 }),
+        pad: fc.nat(5000),
+      }),
       fc.record({ kind: fc.constant("update" as const), pad: fc.nat(3000) }),
       fc.record({ kind: fc.constant("delete" as const), mod: fc.integer({ min: 2, max: 5 }) }),
       fc.constantFrom("PASSIVE", "RESTART", "TRUNCATE").map((m) => ({ kind: "ckpt" as const, m })),
+      fc.constant({ kind: "vacuum" as const }), // shrinks: a commit smaller than earlier frames' pages
     );
     const damage = fc.oneof(
       fc.constant({ kind: "none" as const }),
@@ -541,17 +571,20 @@ describe("applyWal against SQLite's own WAL recovery", () => {
                 if (o.kind === "insert") {
                   insertRows(
                     w,
-                    Array.from({ length: o.n }, () => sessionRow(`p${String(seq++).padStart(6, "0")}`, {
-                      metadata_json: "z".repeat(o.pad),
-                    })),
+                    Array.from({ length: o.n }, () =>
+                      sessionRow(`p${String(seq++).padStart(6, "0")}`, {
+                        metadata_json: "z".repeat(o.pad),
+                      }),
+                    ),
                   );
                 } else if (o.kind === "update") {
-                  w.prepare("UPDATE sessions SET messages_path = ?, metadata_json = ? WHERE rowid % 3 = 0").run(
-                    `/u/${o.pad}`,
-                    "y".repeat(o.pad),
-                  );
+                  w.prepare(
+                    "UPDATE sessions SET messages_path = ?, metadata_json = ? WHERE rowid % 3 = 0",
+                  ).run(`/u/${o.pad}`, "y".repeat(o.pad));
                 } else if (o.kind === "delete") {
                   w.prepare("DELETE FROM sessions WHERE rowid % ? = 1").run(o.mod);
+                } else if (o.kind === "vacuum") {
+                  w.exec("VACUUM");
                 } else {
                   w.pragma(`wal_checkpoint(${o.m})`);
                 }
@@ -618,7 +651,10 @@ describe("readSessionIndex under a concurrent writer process", () => {
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     const exited = new Promise<number | null>((ok) => child.on("exit", ok));
-    await new Promise<void>((ok) => child.stdout.once("data", () => ok()));
+    await new Promise<void>((ok, fail) => {
+      child.stdout.once("data", () => ok());
+      child.once("exit", (code) => fail(new Error(`writer exited early (${code})`)));
+    });
 
     const results: string[][] = [];
     const statuses = new Map<string, number>();
@@ -653,7 +689,8 @@ describe("snapshotIsConsistent", () => {
     h.writeUInt32BE(salt, 16);
     return h;
   };
-  const walOf = (salt: number, frames: number): Buffer => Buffer.concat([header(salt), Buffer.alloc(frames * 4120, 1)]);
+  const walOf = (salt: number, frames: number): Buffer =>
+    Buffer.concat([header(salt), Buffer.alloc(frames * 4120, 1)]);
 
   it("accepts an unchanged db with the same WAL generation, even if frames were appended", () => {
     expect(snapshotIsConsistent(mark, { ...mark }, null, null)).toBe(true);
@@ -674,40 +711,38 @@ describe("snapshotIsConsistent", () => {
     expect(snapshotIsConsistent(mark, mark, header(1), null)).toBe(false); // WAL deleted on close
   });
 
-  it("readSessionIndex gives up as locked within busyTimeoutMs when the file never holds still", async () => {
-    const dir = track(tempDir());
-    const w = writer(dir);
-    insertRows(
-      w,
-      Array.from({ length: 400 }, (_, i) => sessionRow(`big${i}`, { metadata_json: "b".repeat(10_000) })),
-    );
-    w.close(); // ~4 MB main file: each read takes long enough for the toucher to move it
-    const db = join(dir, DB);
-    const toucher = spawn(
-      process.execPath,
-      [
-        "-e",
-        `const fs = require("node:fs"); process.stdout.write("go\n");
-         for (let i = 0; ; i++) fs.utimesSync(${JSON.stringify(db)}, 1e9 + i / 1000, 1e9 + i / 1000);`,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    try {
-      await new Promise<void>((ok) => toucher.stdout.once("data", () => ok()));
-      const started = Date.now();
-      const result = readSessionIndex(dir, { busyTimeoutMs: 300 });
-      const took = Date.now() - started;
-      expect(result.status).toBe("locked");
-      expect(result.strategy).toBe("none");
-      expect(result.problem).toContain(db);
-      expect(result.problem).toContain("kept changing");
-      expect(took).toBeGreaterThanOrEqual(250);
-      expect(took).toBeLessThan(3000);
-    } finally {
-      toucher.kill();
-    }
-    await new Promise((ok) => toucher.once("exit", ok));
-    expect(readSessionIndex(dir).rows.length).toBe(400);
+  it("retryUntil: returns the first value, gives up after the timeout, always tries once", () => {
+    const sleeps: number[] = [];
+    const sleep = (ms: number): void => {
+      sleeps.push(ms);
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        // busy-wait so the deadline is really reached
+      }
+    };
+    let calls = 0;
+    expect(retryUntil(() => (++calls >= 3 ? "snap" : null), 1000, sleep)).toEqual({
+      value: "snap",
+      attempts: 3,
+    });
+    expect(sleeps).toEqual([5, 10]);
+
+    sleeps.length = 0;
+    const started = Date.now();
+    const gaveUp = retryUntil(() => null, 120, sleep);
+    expect(gaveUp.value).toBeNull();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(120);
+    expect(gaveUp.attempts).toBe(sleeps.length + 1);
+    expect(sleeps.slice(0, 4)).toEqual([5, 10, 20, 40]);
+    expect(Math.max(...sleeps)).toBeLessThanOrEqual(50);
+
+    calls = 0;
+    const never = (): null => {
+      calls++;
+      return null;
+    };
+    expect(retryUntil(never, 0, sleep)).toEqual({ value: null, attempts: 1 });
+    expect(calls).toBe(1);
   });
 });
 

@@ -188,7 +188,9 @@ export function sqliteOracle(db: Buffer, wal: Buffer | null): { sessionId: strin
     const conn = new Database(join(dir, "sessions.db"));
     try {
       return conn
-        .prepare("SELECT session_id AS sessionId, messages_path AS messagesPath FROM sessions ORDER BY session_id")
+        .prepare(
+          "SELECT session_id AS sessionId, messages_path AS messagesPath FROM sessions ORDER BY session_id",
+        )
         .all() as { sessionId: string; messagesPath: unknown }[];
     } finally {
       conn.close();

@@ -1,0 +1,188 @@
+/**
+ * Export benchmark: `npx tsx bench/export.ts [sessions ...]` (default 1000 10000; not part of npm test).
+ *
+ * A synthetic ledger (2 models, 3 tools, 3 agents, 4 messages per session) is exported, cumulative,
+ * through the real OTLP exporters (http/protobuf and http/json) to a local receiver that counts
+ * bytes. Each size runs in its own child process so RSS numbers are not mixed. Reports exported
+ * series per metric, payload bytes (raw and gzip), ledger read (collect) time, collect+export wall
+ * time, and RSS.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { resolveConfig } from "../src/config/config.ts";
+import { DeliveryTracker } from "../src/export/delivery.ts";
+import { ExportPipeline } from "../src/export/pipeline.ts";
+import { buildPriceLookup } from "../src/export/price-lookup.ts";
+import { LedgerMetricProducer } from "../src/export/producer.ts";
+import { Ledger } from "../src/ledger/ledger.ts";
+import { silentLogger } from "../src/util/log.ts";
+import { fillLedger } from "../test/export/helpers/ledger.ts";
+
+const CHILD_FLAG = "--export-bench-child";
+
+export interface ExportBenchResult {
+  readonly sessions: number;
+  readonly events: number;
+  readonly toolCalls: number;
+  /** Data points (= exported series) per metric name in one cumulative collection. */
+  readonly seriesByMetric: Readonly<Record<string, number>>;
+  readonly series: number;
+  readonly fillMs: number;
+  /** Ledger read + translation into SDK metric data (one collection). */
+  readonly collectMs: number;
+  readonly protobuf: ProtocolResult;
+  readonly json: ProtocolResult;
+  /** RSS after both exports, and the peak (process.resourceUsage().maxRSS). */
+  readonly rssMB: number;
+  readonly maxRssMB: number;
+}
+
+export interface ProtocolResult {
+  readonly bytes: number;
+  readonly gzipBytes: number;
+  readonly requests: number;
+  /** pipeline.flush(): collect + serialize + send + receiver answer. */
+  readonly flushMs: number;
+  readonly ok: boolean;
+}
+
+async function receiver() {
+  const bodies: Buffer[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      bodies.push(Buffer.concat(chunks));
+      res.statusCode = 200;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen({ host: "127.0.0.1", port: 0 }, r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/metrics`,
+    bodies,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** Measures one size in THIS process (the parent runs it in a child per size). */
+export async function measureExport(sessions: number): Promise<ExportBenchResult> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-export-"));
+  const ledger = Ledger.open(dir);
+  try {
+    const t0 = performance.now();
+    const filled = fillLedger(ledger, { sessions, eventsPerSession: 4 });
+    const fillMs = performance.now() - t0;
+    const priceOf = buildPriceLookup(undefined);
+
+    const producer = new LedgerMetricProducer(ledger, new DeliveryTracker(), {
+      exporter: "bench",
+      temporality: "cumulative",
+      seriesTtlMs: 7 * 24 * 3600_000,
+      translate: { project: "path", includeSessionId: true, priceOf },
+    });
+    await producer.collect(); // warm-up
+    const c0 = performance.now();
+    const collected = await producer.collect();
+    const collectMs = performance.now() - c0;
+    const seriesByMetric: Record<string, number> = {};
+    for (const m of collected.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)) {
+      seriesByMetric[m.descriptor.name] = m.dataPoints.length;
+    }
+
+    const run = async (protocol: "http/protobuf" | "http/json"): Promise<ProtocolResult> => {
+      const rx = await receiver();
+      const cfg = resolveConfig(
+        { stateDir: join(dir, "unused"), sessionsDir: join(dir, "s"), dbDir: join(dir, "d") },
+        {
+          OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
+          OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol,
+          OTEL_METRIC_EXPORT_INTERVAL: "3600000",
+          OTEL_METRIC_EXPORT_TIMEOUT: "120000",
+          OTEL_EXPORTER_OTLP_TIMEOUT: "120000",
+        },
+        dir,
+        dir,
+      );
+      const pipeline = await ExportPipeline.start(cfg.export, ledger, {
+        logger: silentLogger,
+        priceOf,
+        serviceVersion: "bench",
+      });
+      const f0 = performance.now();
+      const outcome = await pipeline.flush();
+      const flushMs = performance.now() - f0;
+      await pipeline.shutdown();
+      await rx.close();
+      const bytes = rx.bodies.reduce((x, b) => x + b.length, 0);
+      const gzipBytes = rx.bodies.reduce((x, b) => x + gzipSync(b).length, 0);
+      return { bytes, gzipBytes, requests: rx.bodies.length, flushMs, ok: outcome.ok };
+    };
+    const protobuf = await run("http/protobuf");
+    const json = await run("http/json");
+    return {
+      sessions,
+      events: filled.events,
+      toolCalls: filled.calls,
+      seriesByMetric,
+      series: Object.values(seriesByMetric).reduce((x, n) => x + n, 0),
+      fillMs,
+      collectMs,
+      protobuf,
+      json,
+      rssMB: process.memoryUsage().rss / 2 ** 20,
+      maxRssMB: process.resourceUsage().maxRSS / 1024,
+    };
+  } finally {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs each size in a fresh child process and returns the results (for bench/run.ts). */
+export function benchExport(sizes: readonly number[] = [1000, 10_000]): ExportBenchResult[] {
+  const self = fileURLToPath(import.meta.url);
+  return sizes.map((n) => {
+    const r = spawnSync(process.execPath, ["--import", "tsx", self, CHILD_FLAG, String(n)], {
+      encoding: "utf8",
+      maxBuffer: 16 * 2 ** 20,
+    });
+    if (r.status !== 0) throw new Error(`export bench child (${n} sessions) failed: ${r.stderr}`);
+    return JSON.parse(r.stdout.trim().split("\n").at(-1) as string) as ExportBenchResult;
+  });
+}
+
+const mb = (b: number) => (b / 2 ** 20).toFixed(2);
+
+export function formatExportBench(results: readonly ExportBenchResult[]): string {
+  const lines: string[] = [];
+  for (const r of results) {
+    lines.push(
+      `${r.sessions} sessions (${r.events} events, ${r.toolCalls} tool calls): ${r.series} series ` +
+        `(${Object.entries(r.seriesByMetric)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")})`,
+      `  ledger read + translate (collect): ${r.collectMs.toFixed(0)} ms; fill: ${r.fillMs.toFixed(0)} ms`,
+      `  http/protobuf: ${mb(r.protobuf.bytes)} MiB (gzip ${mb(r.protobuf.gzipBytes)} MiB) in ${r.protobuf.requests} request(s), collect+export ${r.protobuf.flushMs.toFixed(0)} ms${r.protobuf.ok ? "" : " NOT DELIVERED"}`,
+      `  http/json:     ${mb(r.json.bytes)} MiB (gzip ${mb(r.json.gzipBytes)} MiB) in ${r.json.requests} request(s), collect+export ${r.json.flushMs.toFixed(0)} ms${r.json.ok ? "" : " NOT DELIVERED"}`,
+      `  RSS ${r.rssMB.toFixed(0)} MiB (peak ${r.maxRssMB.toFixed(0)} MiB); bytes per series: protobuf ${(r.protobuf.bytes / r.series).toFixed(0)}, json ${(r.json.bytes / r.series).toFixed(0)}`,
+    );
+  }
+  return lines.join("\n");
+}
+
+if (process.argv[2] === CHILD_FLAG) {
+  const r = await measureExport(Number(process.argv[3]));
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+  // The SDK leaves no timers, but do not let a stray handle hold the child.
+  process.exit(0);
+} else if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const sizes = process.argv.slice(2).map(Number);
+  console.log(formatExportBench(benchExport(sizes.length > 0 ? sizes : undefined)));
+}

@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DiagLogLevel, diag } from "@opentelemetry/api";
+import { Command, Option } from "commander";
+import { createClineAdapter } from "../adapter/cline/adapter.ts";
+import { CollectorLoop } from "../collector/loop.ts";
+import type { Config } from "../config/config.ts";
+import { ExportPipeline, type FlushOutcome } from "../export/pipeline.ts";
+import { buildPriceLookup } from "../export/price-lookup.ts";
+import { Ledger } from "../ledger/ledger.ts";
+import { createLogger, type Logger } from "../util/log.ts";
+import { configFrom, noClineDataMessage, ReportedError, withGlobalOptions } from "./common.ts";
+import { createProgress } from "./progress.ts";
+
+/** After the SDK has shut down, anything still holding the process (a stuck socket) gets this long. */
+const EXIT_GRACE_MS = 3000;
+
+export function runCommand(): Command {
+  const cmd = new Command("run")
+    .description("collect continuously (watching Cline's files) and export OTLP / Prometheus metrics")
+    .option("--once", "one pass, export, flush and exit (exit 1 if the export was not delivered)")
+    .option(
+      "--poll-interval <seconds>",
+      "poll Cline's files this often (default: $CLINE_OTEL_POLL_INTERVAL or 5)",
+    )
+    .addOption(new Option("--watch", "watch Cline's directories (default)").hideHelp())
+    .option("--no-watch", "do not watch the filesystem; rely on polling only")
+    .addOption(
+      new Option(
+        "--project <mode>",
+        "cline.project attribute: path | basename | hash | none (default: path)",
+      ),
+    )
+    .addOption(new Option("--session-id", "export the session.id attribute (default)").hideHelp())
+    .option("--no-session-id", "drop the session.id attribute (series that then coincide are summed)")
+    .option(
+      "--prices <file>",
+      "JSON price file merged over the bundled catalog (default: $CLINE_OTEL_PRICES)",
+    );
+  withGlobalOptions(cmd);
+  cmd.action(async (opts: { once?: boolean }) => {
+    const config = configFrom(cmd);
+    const logger = createLogger(config.logLevel);
+    if (config.logLevel === "debug") diag.setLogger(diagTo(logger), DiagLogLevel.INFO);
+    const priceOf = buildPriceLookup(config.prices);
+    const missing = noClineDataMessage(config);
+    if (missing !== undefined)
+      logger.warn(opts.once ? missing : `${missing}\nWaiting for Cline to write data.`);
+    const ledger = Ledger.open(config.stateDir.path);
+    try {
+      const pipeline = await ExportPipeline.start(config.export, ledger, {
+        logger,
+        priceOf,
+        serviceVersion: packageVersion(),
+      });
+      if (opts.once) await runOnce(config, ledger, pipeline, logger);
+      else await runDaemon(config, ledger, pipeline, logger);
+    } finally {
+      ledger.close();
+    }
+    // Everything is flushed and closed; a lingering handle must not keep a finished process alive.
+    setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+  });
+  return cmd;
+}
+
+async function runOnce(
+  config: Config,
+  ledger: Ledger,
+  pipeline: ExportPipeline,
+  logger: Logger,
+): Promise<void> {
+  const progress = createProgress(process.stderr, "collecting");
+  const loop = new CollectorLoop(createClineAdapter(config.cline), ledger, {
+    pollIntervalMs: config.pollIntervalMs,
+    logger,
+    progress,
+    onPass: (r) => pipeline.recordPass(r),
+  });
+  const signals = onStopSignal(() => {
+    logger.info("stopping after the current document; the final export still runs");
+    void loop.stop();
+  });
+  try {
+    await loop.runOnce();
+    if (pipeline.prometheusUrl !== undefined) logger.info("--once does not wait for a Prometheus scrape");
+    const outcome = await pipeline.shutdown();
+    if (!outcome.ok) throw new ReportedError(undelivered(outcome));
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function runDaemon(
+  config: Config,
+  ledger: Ledger,
+  pipeline: ExportPipeline,
+  logger: Logger,
+): Promise<void> {
+  const c = config.cline;
+  const loop = new CollectorLoop(createClineAdapter(c), ledger, {
+    pollIntervalMs: config.pollIntervalMs,
+    logger,
+    watch: config.watch ? { sessionsDir: c.sessions.path, dbDir: c.db.path } : undefined,
+    progress: createProgress(process.stderr, "collecting"),
+    onPass: (r) => pipeline.recordPass(r),
+  });
+  const destinations = pipeline.describe();
+  logger.info(
+    `cline-otel ${packageVersion()} running: ${config.watch ? "watching" : "polling"} ${c.sessions.path} and ${c.db.path} ` +
+      `(poll every ${config.pollIntervalMs / 1000}s); exporting to ${
+        destinations.length > 0 ? destinations.join(", ") : "nowhere (OTEL_METRICS_EXPORTER=none)"
+      } every ${config.export.intervalMs / 1000}s (${config.export.temporality}); ledger ${ledger.path}`,
+  );
+  let signals: { dispose(): void } | undefined;
+  const stopped = new Promise<void>((resolve) => {
+    signals = onStopSignal((sig) => {
+      logger.info(`${sig}: finishing the current document, then a final export`);
+      resolve();
+    });
+  });
+  loop.start();
+  try {
+    await stopped;
+    await loop.stop();
+    const outcome = await pipeline.shutdown();
+    if (!outcome.ok) logger.warn(undelivered(outcome));
+  } finally {
+    signals?.dispose();
+  }
+}
+
+function undelivered(outcome: Extract<FlushOutcome, { ok: false }>): string {
+  const lines = outcome.failures.map(
+    (f) => `could not deliver metrics to ${f.target} (${f.exporter}): ${f.reason}`,
+  );
+  return `${lines.join("\n")}\nThe ledger keeps everything; the next run sends it.`;
+}
+
+/** First SIGINT/SIGTERM: graceful stop. A second one: exit now. */
+function onStopSignal(stop: (signal: NodeJS.Signals) => void): { dispose(): void } {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    stop(signal);
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  return {
+    dispose() {
+      process.off("SIGINT", handler);
+      process.off("SIGTERM", handler);
+    },
+  };
+}
+
+/** SDK diagnostics (export retries and the like) go to our log at debug level only. */
+function diagTo(logger: Logger) {
+  const line = (...args: unknown[]) => logger.debug(`otel: ${args.map((a) => String(a)).join(" ")}`);
+  return { error: line, warn: line, info: line, debug: line, verbose: line };
+}
+
+/** The package version, found from this file both under src/ (tsx) and dist/ (built). */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const p = join(dir, "package.json");
+    if (existsSync(p)) {
+      const pkg = JSON.parse(readFileSync(p, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "cline-otel" && typeof pkg.version === "string") return pkg.version;
+    }
+    dir = dirname(dir);
+  }
+  return "0.0.0";
+}

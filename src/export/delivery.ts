@@ -1,0 +1,115 @@
+/**
+ * Exactly-once bookkeeping between what a producer read from the ledger and what an
+ * exporter delivered. A collection registers what it read (`PendingDelivery`) against the
+ * ScopeMetrics object it returned; the MetricReader passes that same object to the exporter,
+ * and the ledger's export state advances only when the export carrying it succeeded.
+ */
+import type { ScopeMetrics } from "@opentelemetry/sdk-metrics";
+import type { Temporality } from "../config/config.ts";
+import type { ExportState, Ledger } from "../ledger/ledger.ts";
+
+export interface PendingDelivery {
+  /** What the ledger said was delivered when the collection started (compare-and-set base). */
+  readonly base: ExportState;
+  /** The export state to commit once a batch carrying this collection is delivered. */
+  readonly next: ExportState;
+}
+
+/**
+ * One per exporter: the collections not yet delivered and how many exports are in flight.
+ * A delta producer reads nothing while an export is in flight, so two windows can never
+ * overlap (a late success of an abandoned export would otherwise deliver events twice).
+ */
+export class DeliveryTracker {
+  private readonly pending = new WeakMap<ScopeMetrics, PendingDelivery>();
+  private inFlight = 0;
+
+  register(scope: ScopeMetrics, p: PendingDelivery): void {
+    this.pending.set(scope, p);
+  }
+
+  /** The pending deliveries carried by a batch (each handed out once). */
+  take(scopes: readonly ScopeMetrics[]): PendingDelivery[] {
+    const out: PendingDelivery[] = [];
+    for (const s of scopes) {
+      const p = this.pending.get(s);
+      if (p !== undefined) {
+        this.pending.delete(s);
+        out.push(p);
+      }
+    }
+    return out;
+  }
+
+  begin(): void {
+    this.inFlight++;
+  }
+
+  end(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+  }
+
+  busy(): boolean {
+    return this.inFlight > 0;
+  }
+}
+
+export type CommitResult = "committed" | "stale";
+
+/**
+ * Records a delivered collection in the ledger. Delta: the watermark moves only if nobody
+ * moved it since the collection read it (otherwise the delivered window overlapped a
+ * committed one and committing would skip events). Cumulative: the state only moves forward.
+ */
+export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: Temporality): CommitResult {
+  const cur = ledger.getExportState(p.next.exporter);
+  if (temporality === "delta") {
+    if (cur.eventWatermark !== p.base.eventWatermark || cur.callWatermark !== p.base.callWatermark)
+      return "stale";
+    ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
+    return "committed";
+  }
+  ledger.putExportState({
+    exporter: p.next.exporter,
+    eventWatermark: Math.max(cur.eventWatermark, p.next.eventWatermark),
+    callWatermark: Math.max(cur.callWatermark, p.next.callWatermark),
+    windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
+    lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
+  });
+  return "committed";
+}
+
+/** A pull exporter served a scrape that arrived at `arrivalMs`: everything older was in it. */
+export function commitScrape(ledger: Ledger, exporter: string, arrivalMs: number): void {
+  const cur = ledger.getExportState(exporter);
+  if (arrivalMs > cur.lastSuccessMs) ledger.putExportState({ ...cur, lastSuccessMs: arrivalMs });
+}
+
+export type HealthEvent = "failing" | "recovered" | undefined;
+
+/**
+ * Log-once policy for export health: an event only on a change of state, so a collector
+ * that is down for an hour costs two log lines, not one per tick.
+ */
+export function healthTransition(failing: boolean, ok: boolean): { failing: boolean; event: HealthEvent } {
+  if (ok) return { failing: false, event: failing ? "recovered" : undefined };
+  return { failing: true, event: failing ? undefined : "failing" };
+}
+
+const MAX_REASON = 300;
+
+/**
+ * Why an export failed, for a log line. Built from the error's status code and message only:
+ * never from request options, so header values (API keys) cannot appear.
+ */
+export function describeExportError(e: unknown): string {
+  let text: string;
+  if (e instanceof Error) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "number") text = `HTTP ${code}${e.message ? ` ${e.message}` : ""}`;
+    else if (e.message === "Export failed with retryable status") {
+      text = "the endpoint kept answering 429/502/503/504 (retried within the export timeout)";
+    } else text = e.message || e.name;
+  } else text = e === undefined ? "unknown error" : String(e);
+  return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text;
+}

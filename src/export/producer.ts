@@ -1,0 +1,158 @@
+/**
+ * The ledger as an OpenTelemetry MetricProducer. No SDK instrument ever sees a ledger row:
+ * a synchronous counter's cumulative stream starts at process start (a restart would begin a
+ * new stream holding old totals, double counted by every backend) and folds series beyond its
+ * cardinality limit (2000) into an overflow series. Instead each collection reads the ledger's
+ * maintained series totals and returns monotonic SUM points whose start time is the ledger's
+ * persisted stream start: restarts, crashes, re-exports and retries all re-send the same
+ * stream, so nothing can be counted twice or lost.
+ */
+import type { HrTime } from "@opentelemetry/api";
+import { emptyResource } from "@opentelemetry/resources";
+import {
+  AggregationTemporality,
+  type CollectionResult,
+  DataPointType,
+  type MetricData,
+  type MetricProducer,
+  type ScopeMetrics,
+} from "@opentelemetry/sdk-metrics";
+import type { Temporality } from "../config/config.ts";
+import type { ExportState, Ledger } from "../ledger/ledger.ts";
+import type { DeliveryTracker } from "./delivery.ts";
+import {
+  liveSeries,
+  METRIC_IDS,
+  METRICS,
+  type MetricId,
+  type SeriesPoint,
+  type TranslateOptions,
+  translate,
+} from "./translate.ts";
+
+/**
+ * The instrumentation scope of every contract metric. No version on purpose: Prometheus turns
+ * it into a label, and an upgrade must not start new series.
+ */
+export const SCOPE_NAME = "cline-otel";
+
+export interface ProducerOptions {
+  /** The export_state key of the exporter this producer feeds (one producer per exporter). */
+  readonly exporter: string;
+  readonly temporality: Temporality;
+  readonly seriesTtlMs: number;
+  readonly translate: TranslateOptions;
+  readonly now?: () => number;
+  /** Told about a collection that could not read the ledger (the reader gets it as an error too). */
+  readonly onError?: (e: unknown) => void;
+}
+
+export function nsToHrTime(ns: bigint): HrTime {
+  return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
+}
+
+/** SDK metric data for translated points: monotonic SUMs, one start and end time for all. */
+export function toMetricData(
+  points: ReadonlyMap<MetricId, readonly SeriesPoint[]>,
+  temporality: Temporality,
+  startNs: bigint,
+  endNs: bigint,
+): MetricData[] {
+  const startTime = nsToHrTime(startNs);
+  const endTime = nsToHrTime(endNs > startNs ? endNs : startNs + 1n);
+  const out: MetricData[] = [];
+  for (const id of METRIC_IDS) {
+    const series = points.get(id);
+    if (series === undefined || series.length === 0) continue;
+    const d = METRICS[id];
+    out.push({
+      descriptor: { name: d.name, description: d.description, unit: d.unit, valueType: d.valueType },
+      aggregationTemporality:
+        temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE,
+      dataPointType: DataPointType.SUM,
+      isMonotonic: true,
+      dataPoints: series.map((p) => ({
+        startTime,
+        endTime,
+        attributes: { ...p.attributes },
+        value: p.value,
+      })),
+    });
+  }
+  return out;
+}
+
+export class LedgerMetricProducer implements MetricProducer {
+  private readonly now: () => number;
+  private lastErrorMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly tracker: DeliveryTracker,
+    private readonly opts: ProducerOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Whether a collection failed at or after `ms` (a scrape served then did not carry the series). */
+  failedSince(ms: number): boolean {
+    return this.lastErrorMs >= ms;
+  }
+
+  async collect(): Promise<CollectionResult> {
+    const resource = emptyResource();
+    try {
+      const scope = this.read();
+      return { resourceMetrics: { resource, scopeMetrics: scope ? [scope] : [] }, errors: [] };
+    } catch (e) {
+      this.lastErrorMs = this.now();
+      this.opts.onError?.(e);
+      return { resourceMetrics: { resource, scopeMetrics: [] }, errors: [e] };
+    }
+  }
+
+  /**
+   * One consistent read: better-sqlite3 is synchronous and this process is the ledger's only
+   * writer, so no commit can land between the max-id read and the series read.
+   */
+  private read(): ScopeMetrics | undefined {
+    const ledger = this.ledger;
+    const opts = this.opts;
+    const delta = opts.temporality === "delta";
+    // A delta window never starts while the previous one may still be delivered.
+    if (delta && this.tracker.busy()) return undefined;
+    const nowMs = this.now();
+    const base = ledger.getExportState(opts.exporter);
+    const ids = ledger.maxIds();
+    let points: Map<MetricId, SeriesPoint[]>;
+    let startNs: bigint;
+    if (delta) {
+      points = translate(
+        ledger.usageDelta(base.eventWatermark, ids.event),
+        ledger.toolDelta(base.callWatermark, ids.call),
+        opts.translate,
+      );
+      startNs = base.windowStartNs;
+    } else {
+      points = translate(ledger.usageSeries(), ledger.toolSeries(), opts.translate);
+      for (const [id, series] of points) {
+        points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
+      }
+      startNs = ledger.streamStartNs;
+    }
+    const endNs = BigInt(nowMs) * 1_000_000n;
+    const metrics = toMetricData(points, opts.temporality, startNs, endNs);
+    if (metrics.length === 0) return undefined;
+    const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
+    const next: ExportState = {
+      exporter: opts.exporter,
+      eventWatermark: ids.event,
+      callWatermark: ids.call,
+      windowStartNs: endNs > startNs ? endNs : startNs + 1n,
+      // Every ledger change older than this read is in this collection.
+      lastSuccessMs: nowMs,
+    };
+    this.tracker.register(scope, { base, next });
+    return scope;
+  }
+}

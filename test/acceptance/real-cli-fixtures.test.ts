@@ -1,0 +1,120 @@
+/**
+ * Acceptance against data written by the REAL Cline CLI (cline@3.0.65, run against a
+ * scripted mock LLM by fixtures/harness): for every scenario, `report --json` must
+ * equal the usage the mock returned, per component, after the seed's cache rule.
+ */
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { applyCacheRule } from "../../src/adapter/cline/cache-rule.ts";
+import { ROOT, reportJson } from "../helpers/cli.ts";
+
+interface GroundTruth {
+  scenario: string;
+  env: Record<string, string>;
+  totals: { requests: number };
+  records: {
+    expected: {
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadTokens: number;
+      cacheWriteTokens: number;
+    };
+  }[];
+}
+
+const FIXTURES = join(ROOT, "fixtures", "cline");
+const PATH_VARS = new Set([
+  "HOME",
+  "CLINE_DIR",
+  "CLINE_DATA_DIR",
+  "CLINE_SESSION_DATA_DIR",
+  "CLINE_DB_DATA_DIR",
+]);
+const scenarios = existsSync(FIXTURES)
+  ? readdirSync(FIXTURES).filter((s) => existsSync(join(FIXTURES, s, "ground-truth.json")))
+  : [];
+
+const work = mkdtempSync(join(tmpdir(), "real-cli-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function setUp(scenario: string): { gt: GroundTruth; env: Record<string, string> } {
+  const gt = JSON.parse(readFileSync(join(FIXTURES, scenario, "ground-truth.json"), "utf8")) as GroundTruth;
+  const root = join(work, scenario);
+  if (!existsSync(root)) cpSync(join(FIXTURES, scenario), root, { recursive: true });
+  const env: Record<string, string> = { CLINE_OTEL_STATE_DIR: join(work, `${scenario}.state`) };
+  for (const [k, v] of Object.entries(gt.env)) if (PATH_VARS.has(k)) env[k] = join(root, v);
+  return { gt, env };
+}
+
+function expectedTotals(gt: GroundTruth) {
+  const t = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, events: 0 };
+  for (const r of gt.records) {
+    const c = applyCacheRule(r.expected);
+    t.input += c.input;
+    t.output += c.output;
+    t.cacheRead += c.cacheRead;
+    t.cacheWrite += c.cacheWrite;
+    t.events += 1;
+  }
+  return t;
+}
+
+describe("real Cline CLI fixtures", () => {
+  it("exist (the harness has been run and its output committed)", () => {
+    expect(scenarios.length).toBeGreaterThanOrEqual(7);
+  });
+
+  for (const scenario of scenarios) {
+    it(`${scenario}: report --json totals equal the usage the mock returned`, () => {
+      const { gt, env } = setUp(scenario);
+      const r = reportJson(env);
+      const want = expectedTotals(gt);
+      expect({
+        input: r.totals.input,
+        output: r.totals.output,
+        cacheRead: r.totals.cacheRead,
+        cacheWrite: r.totals.cacheWrite,
+      }).toEqual({
+        input: want.input,
+        output: want.output,
+        cacheRead: want.cacheRead,
+        cacheWrite: want.cacheWrite,
+      });
+      // One assistant message with metrics is one event.
+      expect(r.totals.events).toBe(gt.totals.requests);
+      // Collecting again finds nothing new: the persisted ids collapse every re-read.
+      expect(reportJson(env).totals).toEqual(r.totals);
+    });
+  }
+
+  it("multi-tool: several tool calls in one message share its tokens exactly", () => {
+    const { env } = setUp("multi-tool");
+    const r = reportJson(env, ["tool"]);
+    const calls = r.rows.reduce((a, x) => a + (x.toolCalls as number), 0);
+    expect(calls).toBeGreaterThanOrEqual(5);
+    for (const k of ["input", "output", "cacheRead", "cacheWrite"] as const) {
+      expect(r.rows.reduce((a, x) => a + (x[k] as number), 0)).toBeCloseTo(r.totals[k], 6);
+    }
+  });
+
+  it("subagents and teammates: their documents count under their own agent, the lead's restated usage does not", () => {
+    for (const [scenario, agent] of [
+      ["subagents", "subagent"],
+      ["teammate", "teammate"],
+    ] as const) {
+      const { env } = setUp(scenario);
+      const r = reportJson(env, ["agent"]);
+      const agents = r.rows.map((x) => x.agent);
+      expect(agents).toContain("lead");
+      expect(agents).toContain(agent);
+    }
+  });
+
+  it("every event carries the project (cwd) the CLI ran in", () => {
+    const { env } = setUp("openai-cached");
+    const r = reportJson(env, ["project"]);
+    expect(r.rows.map((x) => x.project)).toEqual(["/tmp/cline-otel-fixture/openai-cached/ws"]);
+  });
+});

@@ -1,0 +1,346 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import type { ClinePaths } from "../../src/adapter/cline/paths.ts";
+import type { Adapter, Observation, Source } from "../../src/adapter/types.ts";
+import { CollectorLoop, describePass, nextDelay, trackSourceFailures } from "../../src/collector/loop.ts";
+import type { PassResult } from "../../src/collector/pass.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+import { createLogger } from "../../src/util/log.ts";
+import { metricsFor, writeSession } from "../e2e/helpers/sessions.ts";
+import { event, observation } from "../helpers/events.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, cond: () => boolean, ms = 5000): Promise<number> {
+  const t0 = performance.now();
+  while (!cond()) {
+    if (performance.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(5);
+  }
+  return performance.now() - t0;
+}
+
+function pass(over: Partial<PassResult> = {}): PassResult {
+  return {
+    sources: 3,
+    read: 0,
+    unchanged: 3,
+    failed: 0,
+    eventsAdded: 0,
+    callsAdded: 0,
+    problems: [],
+    failedPaths: [],
+    durationMs: 12,
+    ...over,
+  };
+}
+
+describe("trackSourceFailures", () => {
+  const torn = { path: "/a", code: "partial-document", detail: "truncated" };
+  it("reports a source once when it starts failing and once when it recovers", () => {
+    const r1 = trackSourceFailures(
+      new Map(),
+      pass({ problems: [torn], failedPaths: ["/a"], failed: 1 }),
+      true,
+    );
+    expect(r1.started).toEqual([torn]);
+    const r2 = trackSourceFailures(r1.next, pass({ problems: [torn], failedPaths: ["/a"], failed: 1 }), true);
+    expect(r2.started).toEqual([]);
+    expect(r2.recovered).toEqual([]);
+    const r3 = trackSourceFailures(r2.next, pass(), true);
+    expect(r3.recovered).toEqual(["/a"]);
+    expect(r3.next.size).toBe(0);
+  });
+
+  it("an incomplete pass (shutdown) clears nothing", () => {
+    const prev = new Map([["/a", torn]]);
+    const r = trackSourceFailures(prev, pass(), false);
+    expect(r.recovered).toEqual([]);
+    expect([...r.next.keys()]).toEqual(["/a"]);
+  });
+});
+
+describe("describePass", () => {
+  const none = { started: [], recovered: [], next: new Map() };
+  it.each([
+    [pass(), undefined],
+    [
+      pass({ read: 2, eventsAdded: 5, callsAdded: 1 }),
+      "pass: 2 of 3 documents read, +5 events, +1 tool calls (12 ms)",
+    ],
+  ])("%o -> %s", (r, line) => {
+    expect(describePass(r, none)).toBe(line);
+  });
+
+  it("mentions failing sources and rejected messages", () => {
+    const torn = { path: "/a", code: "partial-document", detail: "" };
+    const bad = { path: "/b", code: "invalid-metrics", detail: "" };
+    const line = describePass(pass({ read: 1, failed: 1, problems: [torn, bad], failedPaths: ["/a"] }), {
+      started: [torn],
+      recovered: [],
+      next: new Map([["/a", torn]]),
+    });
+    expect(line).toBe("pass: 1 of 3 documents read, +0 events, +0 tool calls, 1 failing, 1 problems (12 ms)");
+  });
+});
+
+describe("nextDelay", () => {
+  it.each([
+    [false, undefined, 5000],
+    [true, undefined, 250],
+    [true, 250, 500],
+    [true, 4000, 5000],
+  ] as const)("failing=%s prev=%s -> %d", (failing, prev, want) => {
+    expect(nextDelay(failing, prev, 250, 5000)).toBe(want);
+  });
+});
+
+// ---------- the loop itself ----------
+
+const dirs: string[] = [];
+const loops: CollectorLoop[] = [];
+const ledgers: Ledger[] = [];
+afterEach(async () => {
+  for (const l of loops.splice(0)) await l.stop();
+  for (const l of ledgers.splice(0)) l.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), "loop-"));
+  dirs.push(d);
+  return d;
+}
+
+function openLedger(): Ledger {
+  const l = Ledger.open(join(tmp(), "state"));
+  ledgers.push(l);
+  return l;
+}
+
+function source(path: string): Source {
+  return { adapterId: "cline", path, origin: "walk", hint: {} };
+}
+
+/** A scripted adapter: counts discoveries, can hold a pass open and fail sources on demand. */
+function fakeAdapter(paths: string[]) {
+  const state = {
+    discovers: 0,
+    active: 0,
+    maxActive: 0,
+    collected: 0,
+    gate: undefined as Promise<void> | undefined,
+    discoverError: undefined as Error | undefined,
+    fail: new Set<string>(),
+    sourceDelayMs: 0,
+  };
+  const adapter: Adapter = {
+    id: "cline",
+    displayName: "fake",
+    capabilities: () => ({ cost: "computed", activity: "exact-join" }),
+    async discover() {
+      state.discovers++;
+      state.active++;
+      state.maxActive = Math.max(state.maxActive, state.active);
+      try {
+        if (state.discoverError) throw state.discoverError;
+        if (state.gate) await state.gate;
+        return { sources: paths.map(source), problems: [] };
+      } finally {
+        state.active--;
+      }
+    },
+    collect: async (s) => ({
+      status: "unchanged",
+      source: s,
+      checkpoint: { path: s.path, size: 0, mtimeNs: "0", ino: 0, dev: 0 },
+    }),
+    async collectIncremental(s): Promise<Observation> {
+      state.collected++;
+      if (state.sourceDelayMs > 0) await sleep(state.sourceDelayMs);
+      if (state.fail.has(s.path)) {
+        return {
+          status: "failed",
+          source: s,
+          problem: { path: s.path, code: "partial-document", detail: "torn" },
+        };
+      }
+      return { ...observation([event(`e${state.collected}`, { dedupKey: `k${s.path}` })], [], 1, s) };
+    },
+  };
+  return { adapter, state };
+}
+
+function loopOf(
+  adapter: Adapter,
+  ledger: Ledger,
+  logs: string[],
+  over: Partial<ConstructorParameters<typeof CollectorLoop>[2]> = {},
+) {
+  const loop = new CollectorLoop(adapter, ledger, {
+    pollIntervalMs: 60_000,
+    logger: createLogger("debug", (l) => logs.push(l)),
+    retryMs: 10,
+    ...over,
+  });
+  loops.push(loop);
+  return loop;
+}
+
+describe("CollectorLoop", () => {
+  it("never overlaps passes; requests during a pass schedule exactly one follow-up", async () => {
+    const { adapter, state } = fakeAdapter(["/a", "/b"]);
+    let release: () => void = () => {};
+    state.gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const loop = loopOf(adapter, openLedger(), []);
+    loop.start();
+    await until("first discover", () => state.discovers === 1);
+    for (let i = 0; i < 5; i++) loop.requestPass();
+    release();
+    state.gate = undefined;
+    await until("follow-up pass", () => loop.passCount === 2);
+    await sleep(50);
+    await loop.idle();
+    expect(state.discovers).toBe(2);
+    expect(loop.passCount).toBe(2);
+    expect(state.maxActive).toBe(1);
+  });
+
+  it("never dies when a whole pass fails; logs the error once and keeps retrying", async () => {
+    const { adapter, state } = fakeAdapter(["/a"]);
+    state.discoverError = new Error("disk on fire");
+    const logs: string[] = [];
+    const loop = loopOf(adapter, openLedger(), logs, { pollIntervalMs: 40 });
+    loop.start();
+    await until("several attempts", () => state.discovers >= 4);
+    state.discoverError = undefined;
+    await until("a pass succeeds", () => loop.passCount >= 1);
+    expect(logs.filter((l) => l.includes("disk on fire"))).toHaveLength(1);
+  });
+
+  it("a failing source is logged once when it starts failing and once when it recovers", async () => {
+    const { adapter, state } = fakeAdapter(["/a", "/b"]);
+    state.fail.add("/a");
+    const logs: string[] = [];
+    const loop = loopOf(adapter, openLedger(), logs, { pollIntervalMs: 30 });
+    loop.start();
+    await until("several passes", () => loop.passCount >= 4);
+    state.fail.clear();
+    await until("recovery", () => logs.some((l) => l.includes("source recovered")));
+    const after = loop.passCount;
+    await until("more passes", () => loop.passCount >= after + 2);
+    expect(logs.filter((l) => l.includes("source failing: /a"))).toHaveLength(1);
+    expect(logs.filter((l) => l.includes("source recovered: /a"))).toHaveLength(1);
+  });
+
+  it("stop() lets the current source finish and starts nothing more", async () => {
+    const paths = Array.from({ length: 10 }, (_, i) => `/s${i}`);
+    const { adapter, state } = fakeAdapter(paths);
+    state.sourceDelayMs = 30;
+    const loop = loopOf(adapter, openLedger(), []);
+    loop.start();
+    await until("first source", () => state.collected >= 1);
+    await loop.stop();
+    const n = state.collected;
+    expect(n).toBeLessThan(10);
+    await sleep(100);
+    expect(state.collected).toBe(n);
+    expect(state.discovers).toBe(1);
+  });
+
+  it("runOnce runs exactly one pass and resolves with its result", async () => {
+    const { adapter } = fakeAdapter(["/a", "/b"]);
+    const loop = loopOf(adapter, openLedger(), []);
+    const r = await loop.runOnce();
+    expect(r?.sources).toBe(2);
+    expect(r?.eventsAdded).toBe(2);
+    expect(loop.passCount).toBe(1);
+  });
+});
+
+describe("CollectorLoop with the real Cline adapter: filesystem watching", () => {
+  function clineDirs() {
+    const root = tmp();
+    const sessions = join(root, "data", "sessions");
+    const db = join(root, "data", "db");
+    mkdirSync(sessions, { recursive: true });
+    mkdirSync(db, { recursive: true });
+    const paths: ClinePaths = {
+      root: { path: root, origin: "flag", via: "test" },
+      data: { path: join(root, "data"), origin: "flag", via: "test" },
+      sessions: { path: sessions, origin: "flag", via: "test" },
+      db: { path: db, origin: "flag", via: "test" },
+    };
+    return { sessions, db, paths };
+  }
+  const msgs = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `msg_${from + i}`,
+      model: "m",
+      provider: "p",
+      metrics: metricsFor(from + i),
+    }));
+
+  it("a new and a rewritten document reach the ledger within a second (polling set to 60 s)", async () => {
+    const { sessions, db, paths } = clineDirs();
+    const ledger = openLedger();
+    const loop = loopOf(createClineAdapter(paths), ledger, [], {
+      watch: { sessionsDir: sessions, dbDir: db },
+    });
+    loop.start();
+    await until("first pass", () => loop.passCount >= 1);
+    const id = "1796000000001_aaaaa";
+    writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(2) });
+    const newDoc = await until("new session in ledger", () => ledger.counts().events === 2, 1000);
+    writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(5) });
+    const rewrite = await until("rewrite in ledger", () => ledger.counts().events === 5, 1000);
+    const other = "1796000000002_bbbbb";
+    writeSession(sessions, { sessionId: other, cwd: "/w", messages: msgs(3, 100) });
+    const second = await until("second session in ledger", () => ledger.counts().events === 8, 1000);
+    console.log(
+      `watch pick-up latency: new session ${newDoc.toFixed(0)} ms, rewrite ${rewrite.toFixed(0)} ms, another session ${second.toFixed(0)} ms`,
+    );
+  });
+
+  it("a sessions dir Cline creates after the daemon started is watched from its first write", async () => {
+    const root = tmp();
+    const sessions = join(root, "home", ".cline", "data", "sessions");
+    const db = join(root, "home", ".cline", "data", "db");
+    const paths: ClinePaths = {
+      root: { path: join(root, "home", ".cline"), origin: "flag", via: "test" },
+      data: { path: join(root, "home", ".cline", "data"), origin: "flag", via: "test" },
+      sessions: { path: sessions, origin: "flag", via: "test" },
+      db: { path: db, origin: "flag", via: "test" },
+    };
+    mkdirSync(join(root, "home"));
+    const ledger = openLedger();
+    const loop = loopOf(createClineAdapter(paths), ledger, [], {
+      watch: { sessionsDir: sessions, dbDir: db },
+    });
+    loop.start();
+    await until("first pass", () => loop.passCount >= 1);
+    mkdirSync(sessions, { recursive: true });
+    writeSession(sessions, { sessionId: "1796000000009_zzzzz", cwd: "/w", messages: msgs(2) });
+    const ms = await until("the first session in the ledger", () => ledger.counts().events === 2, 1500);
+    writeSession(sessions, { sessionId: "1796000000009_zzzzz", cwd: "/w", messages: msgs(4) });
+    await until("its rewrite", () => ledger.counts().events === 4, 1000);
+    console.log(`pick-up latency with the sessions dir created after start: ${ms.toFixed(0)} ms`);
+  });
+
+  it("without watching, only the poll picks changes up", async () => {
+    const { sessions, paths } = clineDirs();
+    const ledger = openLedger();
+    const loop = loopOf(createClineAdapter(paths), ledger, [], { pollIntervalMs: 1500 });
+    loop.start();
+    await until("first pass", () => loop.passCount >= 1);
+    writeSession(sessions, { sessionId: "1796000000003_ccccc", cwd: "/w", messages: msgs(2) });
+    await sleep(600);
+    expect(ledger.counts().events).toBe(0);
+    await until("the poll", () => ledger.counts().events === 2, 3000);
+  });
+});

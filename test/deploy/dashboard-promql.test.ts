@@ -1,0 +1,243 @@
+/**
+ * Every dashboard query, run by a real Prometheus (Debian's 2.42) against the real OpenTelemetry JS
+ * Prometheus exporter serving contract-shaped metrics from this process. Independent of the product:
+ * it checks the PromQL itself (names, labels, the born-in-window idiom, the numbers), so a dashboard
+ * change is tested even where cline-otel cannot run. dashboard-live.test.ts does the same over the
+ * real product.
+ */
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { MeterProvider } from "@opentelemetry/sdk-metrics";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COUNTERS, HISTOGRAMS, TOKEN_TYPES } from "./support/contract.ts";
+import {
+  dataPanels,
+  describe as describePanel,
+  labelValuesVariables,
+  loadDashboard,
+  substitute,
+} from "./support/dashboard.ts";
+import { freePort, waitFor } from "./support/processes.ts";
+import { type RunningPrometheus, startPrometheus } from "./support/prometheus.ts";
+
+type Attrs = Record<string, string>;
+type TokenType = (typeof TOKEN_TYPES)[number];
+
+interface Usage {
+  readonly attrs: Attrs;
+  readonly tokens: Readonly<Record<TokenType, number>>;
+  readonly requests: number;
+  readonly cost: number;
+  readonly tools: readonly { readonly name: string; readonly known: boolean; readonly share: number }[];
+}
+
+const lead = (session: string, project: string, model: string, provider: string): Attrs => ({
+  "session.id": session,
+  "cline.agent": "lead",
+  "cline.project": project,
+  "gen_ai.request.model": model,
+  "gen_ai.provider.name": provider,
+});
+
+const S1 = lead("1796018194209_nfmy0", "/work/alpha", "claude-sonnet-4-5-20250929", "anthropic");
+const S1_SUB = { ...S1, "cline.agent": "subagent" };
+const S2 = lead("1796018200459_9svp0", "/work/beta", "mock-model", "openai-compatible");
+const S3 = lead("1796018300000_abcde", "/work/alpha", "deepseek-flash", "deepseek");
+
+/** Phase 1: history that exists when the exporter first serves. */
+const PHASE1: readonly Usage[] = [
+  {
+    attrs: S1,
+    tokens: { input: 221, output: 323, cache_read: 7002, cache_write: 729 },
+    requests: 3,
+    cost: 0.01034235,
+    tools: [
+      { name: "run_commands", known: true, share: 0.5 },
+      { name: "read_files", known: true, share: 0.5 },
+    ],
+  },
+  {
+    attrs: S1_SUB,
+    tokens: { input: 4000, output: 200, cache_read: 0, cache_write: 0 },
+    requests: 2,
+    cost: 0.015,
+    tools: [{ name: "editor", known: true, share: 1 }],
+  },
+  {
+    attrs: S2,
+    tokens: { input: 7802, output: 57, cache_read: 4205, cache_write: 0 },
+    requests: 1,
+    cost: 0,
+    tools: [{ name: "run_commands", known: false, share: 0 }],
+  },
+];
+
+/** Phase 2: an old series grows a little, and a brand-new session appears. */
+const PHASE2: readonly Usage[] = [
+  {
+    attrs: S1,
+    tokens: { input: 10, output: 20, cache_read: 30, cache_write: 0 },
+    requests: 1,
+    cost: 0.0005,
+    tools: [{ name: "run_commands", known: true, share: 1 }],
+  },
+  {
+    attrs: S3,
+    tokens: { input: 5000, output: 600, cache_read: 1200, cache_write: 0 },
+    requests: 2,
+    cost: 0.0042,
+    tools: [{ name: "apply_patch", known: true, share: 1 }],
+  },
+];
+
+function totals(usages: readonly Usage[]): Record<TokenType, number> {
+  const t: Record<TokenType, number> = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+  for (const u of usages) for (const k of TOKEN_TYPES) t[k] += u.tokens[k];
+  return t;
+}
+
+let prom: RunningPrometheus;
+let provider: MeterProvider;
+let record: (usages: readonly Usage[]) => void;
+let phase2At = 0;
+
+/** Wait until Prometheus holds a sample taken after `ms` for the total of input tokens `expected`. */
+async function scrapedTotal(expected: number): Promise<void> {
+  await waitFor(
+    `Prometheus to scrape input total ${expected}`,
+    async () => {
+      const r = await prom.query('sum(cline_token_usage_total{type="input"})');
+      return Number(r[0]?.value[1]) === expected ? true : undefined;
+    },
+    20_000,
+  );
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  const exporter = new PrometheusExporter({ host: "127.0.0.1", port });
+  await exporter.startServer();
+  provider = new MeterProvider({
+    resource: resourceFromAttributes({ "service.name": "cline-otel", "service.instance.id": "synthetic" }),
+    readers: [exporter],
+  });
+  const meter = provider.getMeter("cline-otel");
+  const tokens = meter.createCounter(Object.keys(COUNTERS)[0] as string, { unit: "{token}" });
+  const requests = meter.createCounter("cline.requests", { unit: "{request}" });
+  const calls = meter.createCounter("cline.tool.calls", { unit: "{call}" });
+  const toolTokens = meter.createCounter("cline.tool.token.usage", { unit: "{token}" });
+  const cost = meter.createCounter("cline.cost.usage", { unit: "USD" });
+  const toolCost = meter.createCounter("cline.tool.cost.usage", { unit: "USD" });
+  const payload = meter.createHistogram(Object.keys(HISTOGRAMS)[0] as string, { unit: "By" });
+  const estimated = meter.createHistogram("cline.request.estimated_tokens", { unit: "{token}" });
+  record = (usages) => {
+    for (const u of usages) {
+      for (const type of TOKEN_TYPES) tokens.add(u.tokens[type], { ...u.attrs, type });
+      requests.add(u.requests, u.attrs);
+      cost.add(u.cost, u.attrs);
+      for (const tool of u.tools) {
+        const a = { ...u.attrs, "gen_ai.tool.name": tool.name, "cline.usage.known": String(tool.known) };
+        calls.add(1, a);
+        if (!tool.known) continue;
+        const ta = { ...u.attrs, "gen_ai.tool.name": tool.name };
+        for (const type of TOKEN_TYPES) toolTokens.add(u.tokens[type] * tool.share, { ...ta, type });
+        toolCost.add(u.cost * tool.share, ta);
+      }
+      for (const stage of ["ai_sdk_prompt", "wire_request"]) {
+        const bytes = (u.tokens.input + u.tokens.cache_read) * 3 + (stage === "wire_request" ? 400 : 0);
+        payload.record(bytes, { ...u.attrs, "cline.capture.stage": stage });
+        estimated.record(Math.ceil(bytes / 3), { ...u.attrs, "cline.capture.stage": stage });
+      }
+    }
+  };
+  prom = await startPrometheus([`127.0.0.1:${port}`]);
+  record(PHASE1);
+  await scrapedTotal(totals(PHASE1).input);
+  // Let the old series age past the short window used below.
+  await new Promise((r) => setTimeout(r, 4_000));
+  phase2At = Date.now() / 1000;
+  record(PHASE2);
+  await scrapedTotal(totals([...PHASE1, ...PHASE2]).input);
+  await new Promise((r) => setTimeout(r, 3_000));
+}, 90_000);
+
+afterAll(async () => {
+  await prom?.stop();
+  await provider?.shutdown();
+});
+
+const dashboard = loadDashboard();
+const SUB = { rateInterval: "1m", range: "1h", all: ".*" };
+
+describe("dashboard PromQL on Prometheus 2.42 over @opentelemetry/exporter-prometheus", () => {
+  it("returns data for every panel query (instant and range)", async () => {
+    const empty: string[] = [];
+    const end = Date.now() / 1000;
+    for (const p of dataPanels(dashboard)) {
+      for (const t of p.targets ?? []) {
+        const expr = substitute(t.expr ?? "", SUB);
+        const instant = await prom.query(expr);
+        if (instant.length === 0) empty.push(`${describePanel(p)} [${t.refId}] instant`);
+        if (!t.instant) {
+          const range = await prom.queryRange(expr, end - 10, end, 1);
+          if (range.length === 0) empty.push(`${describePanel(p)} [${t.refId}] range`);
+        }
+      }
+    }
+    expect(empty).toEqual([]);
+  });
+
+  it("fills every variable of the dashboard from the data", async () => {
+    const p = prom as RunningPrometheus;
+    const vars = labelValuesVariables(dashboard, SUB);
+    expect(vars.map((v) => v.name).sort()).toEqual(["agent", "model", "project", "provider", "session"]);
+    for (const v of vars) expect(await p.labelValues(v.label, v.selector), v.name).not.toEqual([]);
+  });
+
+  it("Tokens by type equals every token recorded, the first export of each series included", async () => {
+    const panel = dataPanels(dashboard).find((p) => p.title === "Tokens by type");
+    const expr = substitute(panel?.targets?.[0]?.expr ?? "", SUB);
+    const got: Record<string, number> = {};
+    for (const s of await prom.query(expr)) got[s.metric.type ?? "?"] = Number(s.value[1]);
+    expect(got).toEqual(totals([...PHASE1, ...PHASE2]));
+  });
+
+  it("counts a series born inside the window in full and an older one only by its increase", async () => {
+    const panel = dataPanels(dashboard).find((p) => p.title === "Tokens by type over time");
+    // A window that starts after phase 1 and ends after phase 2: S1 existed at its start, S3 did not.
+    const at = phase2At + 3;
+    const expr = substitute(panel?.targets?.[0]?.expr ?? "", { ...SUB, rateInterval: "6s" }).replace(
+      'type=~".*"',
+      'type="input"',
+    );
+    const byType = Object.fromEntries(
+      (await prom.query(expr, at)).map((s) => [s.metric.type, Number(s.value[1])]),
+    );
+    const grown = (PHASE2[0] as Usage).tokens.input; // 10, extrapolated by increase()
+    const born = (PHASE2[1] as Usage).tokens.input; // 5000, counted exactly
+    const input = byType.input ?? Number.NaN;
+    expect(input).toBeGreaterThanOrEqual(born + grown * 0.5);
+    expect(input).toBeLessThanOrEqual(born + grown * 2.5);
+    // Without the idiom S1's whole history (221 + 10) would be in it, or S3 (born) would be missing.
+    expect(input).toBeLessThan(born + (PHASE1[0] as Usage).tokens.input);
+  });
+
+  it("computes the ratios from the same totals", async () => {
+    const all = totals([...PHASE1, ...PHASE2]);
+    const query = async (title: string) => {
+      const p = dataPanels(dashboard).find((x) => x.title === title);
+      const r = await prom.query(substitute(p?.targets?.[0]?.expr ?? "", SUB));
+      return Number(r[0]?.value[1]);
+    };
+    expect(await query("Cache hit ratio")).toBeCloseTo(
+      all.cache_read / (all.input + all.cache_read + all.cache_write),
+      9,
+    );
+    const sub = (PHASE1[1] as Usage).tokens;
+    const subTotal = sub.input + sub.output + sub.cache_read + sub.cache_write;
+    const grand = all.input + all.output + all.cache_read + all.cache_write;
+    expect(await query("Sub-agent share")).toBeCloseTo(subTotal / grand, 9);
+    expect(await query("Sessions")).toBe(3);
+    expect(await query("Tool calls with unknown cost")).toBe(1);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * The metric contract in the form Prometheus shows it, for both paths the dashboard must work on:
+ *  - cline-otel's own pull endpoint (@opentelemetry/exporter-prometheus 0.223.0, PrometheusSerializer):
+ *    name and label characters outside [a-zA-Z0-9_] become `_`, monotonic sums get `_total`, the unit
+ *    is only a `# UNIT` comment, histograms expose `_bucket{le}`, `_sum`, `_count`;
+ *  - the collector's prometheus exporter (contrib 0.159.0, UnderscoreEscapingWithSuffixes): the same,
+ *    plus a unit suffix (`USD` -> `_USD`, `By` -> `_bytes`; `{token}`-style annotations add none),
+ *    which otel-collector/config.yaml removes by clearing the unit of cline.* metrics first.
+ */
+
+/** OTel name -> Prometheus name of each counter (both paths). */
+export const COUNTERS: Readonly<Record<string, string>> = {
+  "cline.token.usage": "cline_token_usage_total",
+  "cline.requests": "cline_requests_total",
+  "cline.tool.calls": "cline_tool_calls_total",
+  "cline.tool.token.usage": "cline_tool_token_usage_total",
+  "cline.cost.usage": "cline_cost_usage_total",
+  "cline.tool.cost.usage": "cline_tool_cost_usage_total",
+};
+
+/** OTel name -> Prometheus base name of each capture histogram (series add _bucket/_sum/_count). */
+export const HISTOGRAMS: Readonly<Record<string, string>> = {
+  "cline.request.payload.size": "cline_request_payload_size",
+  "cline.request.estimated_tokens": "cline_request_estimated_tokens",
+};
+
+export const HISTOGRAM_SERIES: readonly string[] = Object.values(HISTOGRAMS).flatMap((b) => [
+  `${b}_bucket`,
+  `${b}_sum`,
+  `${b}_count`,
+]);
+
+/** Every metric name a dashboard query may use. All of them are counters in Prometheus terms. */
+export const METRIC_NAMES: ReadonlySet<string> = new Set([...Object.values(COUNTERS), ...HISTOGRAM_SERIES]);
+
+/** OTel attribute -> Prometheus label. */
+export const LABELS: Readonly<Record<string, string>> = {
+  "session.id": "session_id",
+  "cline.agent": "cline_agent",
+  "cline.project": "cline_project",
+  "gen_ai.request.model": "gen_ai_request_model",
+  "gen_ai.provider.name": "gen_ai_provider_name",
+  type: "type",
+  "gen_ai.tool.name": "gen_ai_tool_name",
+  "cline.usage.known": "cline_usage_known",
+  "cline.capture.stage": "cline_capture_stage",
+};
+
+/** Labels a query may name: the contract's, plus Prometheus' own `le`, `job`, `instance`. */
+export const LABEL_NAMES: ReadonlySet<string> = new Set([...Object.values(LABELS), "le", "job", "instance"]);
+
+/** The values of `type` on cline.token.usage and cline.tool.token.usage. */
+export const TOKEN_TYPES = ["input", "output", "cache_read", "cache_write"] as const;
+
+/** The same translation the JS exporter applies (dots and other characters -> `_`, runs collapsed). */
+export function promName(otelName: string): string {
+  return otelName.replace(/[^a-zA-Z0-9_]/g, "_").replace(/_{2,}/g, "_");
+}

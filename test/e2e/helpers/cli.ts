@@ -1,0 +1,50 @@
+import type { ChildProcess } from "node:child_process";
+import { spawnCli } from "../../helpers/cli.ts";
+
+export interface AsyncCliResult {
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly ms: number;
+}
+
+/**
+ * Runs the CLI without blocking this process (an in-process receiver must keep answering),
+ * killed after `timeoutMs`.
+ */
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<AsyncCliResult> {
+  const t0 = performance.now();
+  const child = spawnCli(args, env, { stdio: ["ignore", "pipe", "pipe"] });
+  return collect(child, t0, timeoutMs);
+}
+
+export function collect(child: ChildProcess, t0: number, timeoutMs: number): Promise<AsyncCliResult> {
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("exit", (status, signal) => {
+      clearTimeout(timer);
+      // Let the pipes drain.
+      setImmediate(() => resolve({ status, signal, stdout, stderr, ms: performance.now() - t0 }));
+    });
+  });
+}
+
+/** Starts the daemon; resolves its exit (status/signal/output) through `done`. */
+export function startDaemon(args: string[], env: Record<string, string>, timeoutMs = 120_000) {
+  const t0 = performance.now();
+  const child = spawnCli(args, env, { stdio: ["ignore", "pipe", "pipe"] });
+  return { child, done: collect(child, t0, timeoutMs) };
+}

@@ -1,0 +1,124 @@
+/**
+ * `cline-otel run --once` as a user runs it (a real process per run) against an in-process
+ * OTLP receiver that reconstructs totals like a backend.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cumulativeTotals, type Receiver, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
+import { runCliAsync } from "./helpers/cli.ts";
+import { metricsFor, type SessionSpec, truthByType, writeSession } from "./helpers/sessions.ts";
+
+let work: string | undefined;
+let rx: Receiver | undefined;
+afterEach(async () => {
+  await rx?.close();
+  rx = undefined;
+  if (work) rmSync(work, { recursive: true, force: true });
+  work = undefined;
+});
+
+function session(n: number, messages: number): SessionSpec {
+  return {
+    sessionId: `17960000${String(n).padStart(5, "0")}_rstrt`,
+    cwd: `/home/u/p${n % 2}`,
+    messages: Array.from({ length: messages }, (_, i) => ({
+      id: `msg_${i}`,
+      model: "claude-sonnet-4-5-20250929",
+      provider: "anthropic",
+      metrics: metricsFor(n * 100 + i),
+      tools: i % 2 === 0 ? ["read_files", "run_commands"] : [],
+    })),
+  };
+}
+
+describe.each([
+  "http/protobuf",
+  "http/json",
+] as const)("run --once, twice, on the same ledger (%s)", (protocol) => {
+  it("the backend's totals are unchanged by the second run and the start time is identical", async () => {
+    work = mkdtempSync(join(tmpdir(), "e2e-restart-"));
+    const sessionsDir = join(work, "sessions");
+    mkdirSync(sessionsDir);
+    const sessions = [0, 1, 2, 3].map((n) => session(n, 3 + n));
+    for (const s of sessions) writeSession(sessionsDir, s);
+    rx = await startReceiver();
+    const args = [
+      "run",
+      "--once",
+      "--sessions-dir",
+      sessionsDir,
+      "--db-dir",
+      join(work, "db"),
+      "--state-dir",
+      join(work, "state"),
+    ];
+    const env = {
+      OTEL_METRICS_EXPORTER: "otlp",
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
+      OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol,
+      OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
+    };
+    const truth = truthByType(sessions);
+
+    const r1 = await runCliAsync(args, env);
+    expect(r1.status, r1.stderr).toBe(0);
+    const after1 = sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type");
+    expect(after1).toEqual(truth);
+
+    const r2 = await runCliAsync(args, env);
+    expect(r2.status, r2.stderr).toBe(0);
+    expect(rx.requests.filter((r) => r.status === 200)).toHaveLength(2);
+    const ours = rx.points.filter((p) => p.scope === "cline-otel");
+    expect(new Set(ours.map((p) => p.request)).size).toBe(2);
+    expect(new Set(ours.map((p) => p.startNs)).size).toBe(1);
+    expect(new Set(ours.map((p) => p.resource["service.instance.id"])).size).toBe(1);
+    expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truth);
+    const calls = sumBy(cumulativeTotals(rx.points, "cline.tool.calls"), "gen_ai.tool.name");
+    expect(calls).toEqual({ read_files: 10, run_commands: 10 });
+
+    // A session written between runs adds exactly its tokens.
+    const late = session(9, 2);
+    writeSession(sessionsDir, late);
+    const r3 = await runCliAsync(args, env);
+    expect(r3.status, r3.stderr).toBe(0);
+    expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(
+      truthByType([...sessions, late]),
+    );
+  }, 60_000);
+});
+
+describe("run --once when the collector is unreachable", () => {
+  it("exits 1 naming the endpoint; the next run delivers everything", async () => {
+    work = mkdtempSync(join(tmpdir(), "e2e-down-"));
+    const sessionsDir = join(work, "sessions");
+    mkdirSync(sessionsDir);
+    const sessions = [session(0, 2)];
+    writeSession(sessionsDir, sessions[0] as SessionSpec);
+    rx = await startReceiver(() => 503);
+    const args = [
+      "run",
+      "--once",
+      "--sessions-dir",
+      sessionsDir,
+      "--db-dir",
+      join(work, "db"),
+      "--state-dir",
+      join(work, "state"),
+    ];
+    const env = {
+      OTEL_METRICS_EXPORTER: "otlp",
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
+      OTEL_EXPORTER_OTLP_TIMEOUT: "1000",
+    };
+    const down = await runCliAsync(args, env);
+    expect(down.status).toBe(1);
+    expect(down.stderr).toContain(`could not deliver metrics to ${rx.url}`);
+    expect(down.stderr).toContain("the next run sends it");
+    rx.setStatus(() => 200);
+    const up = await runCliAsync(args, env);
+    expect(up.status, up.stderr).toBe(0);
+    expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truthByType(sessions));
+  }, 60_000);
+});

@@ -1,0 +1,321 @@
+/**
+ * An in-process OTLP/HTTP metrics receiver for tests (127.0.0.1, port 0): decodes http/json
+ * and http/protobuf ExportMetricsServiceRequests (a minimal protobuf reader, written here from
+ * the OTLP .proto field numbers), and reconstructs totals the way a backend does.
+ */
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type AttrValue = string | number | boolean;
+
+export interface ReceivedPoint {
+  readonly metric: string;
+  readonly unit: string;
+  readonly scope: string;
+  readonly temporality: "delta" | "cumulative" | "unspecified";
+  readonly monotonic: boolean;
+  readonly attributes: Readonly<Record<string, AttrValue>>;
+  readonly startNs: bigint;
+  readonly timeNs: bigint;
+  readonly value: number;
+  readonly resource: Readonly<Record<string, AttrValue>>;
+  /** Index of the request that carried it. */
+  readonly request: number;
+}
+
+export interface ReceivedRequest {
+  readonly index: number;
+  readonly protocol: "json" | "protobuf";
+  readonly bytes: number;
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+}
+
+export interface Receiver {
+  readonly url: string;
+  readonly requests: ReceivedRequest[];
+  /** Points of ACCEPTED (2xx) requests only: what a backend stored. */
+  readonly points: ReceivedPoint[];
+  /** Changes the answer policy: status code for request number i (0-based). */
+  setStatus(policy: (i: number) => number): void;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(policy: (i: number) => number = () => 200): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const points: ReceivedPoint[] = [];
+  let status = policy;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const index = requests.length;
+      const json = (req.headers["content-type"] ?? "").includes("json");
+      const code = status(index);
+      requests.push({
+        index,
+        protocol: json ? "json" : "protobuf",
+        bytes: body.length,
+        status: code,
+        headers: req.headers,
+      });
+      if (code >= 200 && code < 300) {
+        const decoded = json ? decodeJson(body, index) : decodeProtobuf(body, index);
+        points.push(...decoded);
+      }
+      res.statusCode = code;
+      res.setHeader("content-type", json ? "application/json" : "application/x-protobuf");
+      res.end(json ? "{}" : Buffer.alloc(0));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen({ host: "127.0.0.1", port: 0 }, resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/metrics`,
+    requests,
+    points,
+    setStatus(p) {
+      status = p;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+// ---------- http/json ----------
+
+interface JsonAnyValue {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: number | string;
+  doubleValue?: number;
+}
+interface JsonKv {
+  key: string;
+  value: JsonAnyValue;
+}
+
+function jsonAttrs(kvs: JsonKv[] | undefined): Record<string, AttrValue> {
+  const out: Record<string, AttrValue> = {};
+  for (const kv of kvs ?? []) {
+    const v = kv.value;
+    out[kv.key] =
+      v.stringValue ??
+      v.boolValue ??
+      (v.intValue !== undefined ? Number(v.intValue) : undefined) ??
+      v.doubleValue ??
+      "";
+  }
+  return out;
+}
+
+const TEMPORALITY = ["unspecified", "delta", "cumulative"] as const;
+
+export function decodeJson(body: Buffer, request: number): ReceivedPoint[] {
+  // biome-ignore lint/suspicious/noExplicitAny: test decoder of a foreign wire format
+  const req = JSON.parse(body.toString("utf8")) as any;
+  const out: ReceivedPoint[] = [];
+  for (const rm of req.resourceMetrics ?? []) {
+    const resource = jsonAttrs(rm.resource?.attributes);
+    for (const sm of rm.scopeMetrics ?? []) {
+      for (const m of sm.metrics ?? []) {
+        const data = m.sum ?? m.gauge;
+        if (!data) continue;
+        for (const dp of data.dataPoints ?? []) {
+          out.push({
+            metric: m.name,
+            unit: m.unit ?? "",
+            scope: sm.scope?.name ?? "",
+            temporality: TEMPORALITY[data.aggregationTemporality ?? 0] ?? "unspecified",
+            monotonic: data.isMonotonic === true,
+            attributes: jsonAttrs(dp.attributes),
+            startNs: BigInt(dp.startTimeUnixNano ?? 0),
+            timeNs: BigInt(dp.timeUnixNano ?? 0),
+            value: dp.asDouble !== undefined ? Number(dp.asDouble) : Number(dp.asInt ?? 0),
+            resource,
+            request,
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---------- http/protobuf ----------
+
+interface Field {
+  readonly no: number;
+  readonly wire: number;
+  /** varint / fixed64 as bigint, length-delimited as bytes. */
+  readonly int?: bigint;
+  readonly bytes?: Buffer;
+}
+
+function readVarint(buf: Buffer, pos: { p: number }): bigint {
+  let result = 0n;
+  let shift = 0n;
+  for (;;) {
+    const b = buf[pos.p++];
+    if (b === undefined) throw new Error("truncated varint");
+    result |= BigInt(b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return result;
+    shift += 7n;
+  }
+}
+
+/** Splits one protobuf message into its fields (wire types 0, 1, 2, 5). */
+export function protoFields(buf: Buffer): Field[] {
+  const out: Field[] = [];
+  const pos = { p: 0 };
+  while (pos.p < buf.length) {
+    const tag = Number(readVarint(buf, pos));
+    const no = tag >>> 3;
+    const wire = tag & 7;
+    if (wire === 0) out.push({ no, wire, int: readVarint(buf, pos) });
+    else if (wire === 1) {
+      out.push({ no, wire, int: buf.readBigUInt64LE(pos.p), bytes: buf.subarray(pos.p, pos.p + 8) });
+      pos.p += 8;
+    } else if (wire === 2) {
+      const len = Number(readVarint(buf, pos));
+      out.push({ no, wire, bytes: buf.subarray(pos.p, pos.p + len) });
+      pos.p += len;
+    } else if (wire === 5) {
+      out.push({ no, wire, bytes: buf.subarray(pos.p, pos.p + 4) });
+      pos.p += 4;
+    } else throw new Error(`unsupported wire type ${wire}`);
+  }
+  return out;
+}
+
+const sub = (fs: Field[], no: number): Buffer[] =>
+  fs.filter((f) => f.no === no && f.bytes !== undefined).map((f) => f.bytes as Buffer);
+const str = (fs: Field[], no: number): string => sub(fs, no)[0]?.toString("utf8") ?? "";
+const int = (fs: Field[], no: number): bigint => fs.find((f) => f.no === no)?.int ?? 0n;
+
+function protoAnyValue(buf: Buffer): AttrValue {
+  const f = protoFields(buf)[0];
+  if (!f) return "";
+  switch (f.no) {
+    case 1:
+      return (f.bytes as Buffer).toString("utf8");
+    case 2:
+      return f.int === 1n;
+    case 3:
+      return Number(BigInt.asIntN(64, f.int ?? 0n));
+    case 4:
+      return (f.bytes as Buffer).readDoubleLE(0);
+    default:
+      return "";
+  }
+}
+
+function protoAttrs(kvs: Buffer[]): Record<string, AttrValue> {
+  const out: Record<string, AttrValue> = {};
+  for (const kv of kvs) {
+    const fs = protoFields(kv);
+    const v = sub(fs, 2)[0];
+    out[str(fs, 1)] = v ? protoAnyValue(v) : "";
+  }
+  return out;
+}
+
+/** ExportMetricsServiceRequest (opentelemetry/proto/collector/metrics/v1). */
+export function decodeProtobuf(body: Buffer, request: number): ReceivedPoint[] {
+  const out: ReceivedPoint[] = [];
+  for (const rmBuf of sub(protoFields(body), 1)) {
+    const rm = protoFields(rmBuf);
+    const resBuf = sub(rm, 1)[0];
+    const resource = resBuf ? protoAttrs(sub(protoFields(resBuf), 1)) : {};
+    for (const smBuf of sub(rm, 2)) {
+      const sm = protoFields(smBuf);
+      const scopeBuf = sub(sm, 1)[0];
+      const scope = scopeBuf ? str(protoFields(scopeBuf), 1) : "";
+      for (const mBuf of sub(sm, 2)) {
+        const m = protoFields(mBuf);
+        const sumBuf = sub(m, 7)[0];
+        const gaugeBuf = sub(m, 5)[0];
+        const data = sumBuf ?? gaugeBuf;
+        if (!data) continue;
+        const d = protoFields(data);
+        for (const dpBuf of sub(d, 1)) {
+          const dp = protoFields(dpBuf);
+          const dbl = dp.find((f) => f.no === 4);
+          const asInt = dp.find((f) => f.no === 6);
+          out.push({
+            metric: str(m, 1),
+            unit: str(m, 3),
+            scope,
+            temporality: sumBuf ? (TEMPORALITY[Number(int(d, 2))] ?? "unspecified") : "unspecified",
+            monotonic: sumBuf ? int(d, 3) === 1n : false,
+            attributes: protoAttrs(sub(dp, 7)),
+            startNs: int(dp, 2),
+            timeNs: int(dp, 3),
+            value: dbl?.bytes
+              ? dbl.bytes.readDoubleLE(0)
+              : asInt?.int !== undefined
+                ? Number(BigInt.asIntN(64, asInt.int))
+                : 0,
+            resource,
+            request,
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---------- backend reconstruction ----------
+
+export function attrKey(attrs: Readonly<Record<string, AttrValue>>): string {
+  return JSON.stringify(
+    Object.keys(attrs)
+      .sort()
+      .map((k) => [k, attrs[k]]),
+  );
+}
+
+/**
+ * Totals per series as a backend reconstructs cumulative streams: the latest value (by time)
+ * per series and start time, summed over distinct start times (a new start time = a new stream).
+ */
+export function cumulativeTotals(points: readonly ReceivedPoint[], metric: string): Map<string, number> {
+  const latest = new Map<string, { timeNs: bigint; value: number; series: string }>();
+  for (const p of points) {
+    if (p.metric !== metric) continue;
+    const series = attrKey(p.attributes);
+    const stream = `${series}|${p.startNs}|${p.resource["service.instance.id"] ?? ""}`;
+    const prev = latest.get(stream);
+    if (!prev || p.timeNs >= prev.timeNs) latest.set(stream, { timeNs: p.timeNs, value: p.value, series });
+  }
+  const out = new Map<string, number>();
+  for (const { series, value } of latest.values()) out.set(series, (out.get(series) ?? 0) + value);
+  return out;
+}
+
+/** Totals per series of delta streams: every accepted point adds. */
+export function deltaTotals(points: readonly ReceivedPoint[], metric: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of points) {
+    if (p.metric !== metric) continue;
+    const k = attrKey(p.attributes);
+    out.set(k, (out.get(k) ?? 0) + p.value);
+  }
+  return out;
+}
+
+/** Sums series totals by one attribute (like PromQL `sum by (attr)`). */
+export function sumBy(totals: ReadonlyMap<string, number>, attr: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of totals) {
+    const entries = JSON.parse(k) as [string, AttrValue][];
+    const val = String(entries.find(([key]) => key === attr)?.[1] ?? "");
+    out[val] = (out[val] ?? 0) + v;
+  }
+  return out;
+}

@@ -1,0 +1,133 @@
+import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  AggregationTemporality,
+  type DataPoint,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import type { Temporality } from "../../../src/config/config.ts";
+import { CommittingExporter } from "../../../src/export/committing-exporter.ts";
+import { DeliveryTracker } from "../../../src/export/delivery.ts";
+import { LedgerMetricProducer, SCOPE_NAME } from "../../../src/export/producer.ts";
+import { NO_PRICES, type TranslateOptions } from "../../../src/export/translate.ts";
+import type { Ledger } from "../../../src/ledger/ledger.ts";
+import { createLogger, type Logger } from "../../../src/util/log.ts";
+
+/** The SDK's in-memory exporter, with a switch that makes exports fail like a collector down. */
+export class ScriptedExporter implements PushMetricExporter {
+  readonly memory: InMemoryMetricExporter;
+  fail = false;
+  constructor(temporality: AggregationTemporality) {
+    this.memory = new InMemoryMetricExporter(temporality);
+  }
+  export(metrics: ResourceMetrics, cb: (r: ExportResult) => void): void {
+    if (this.fail) {
+      setTimeout(() => cb({ code: ExportResultCode.FAILED, error: new Error("Service Unavailable") }), 0);
+      return;
+    }
+    this.memory.export(metrics, cb);
+  }
+  forceFlush(): Promise<void> {
+    return this.memory.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this.memory.shutdown();
+  }
+  selectAggregationTemporality(): AggregationTemporality {
+    return this.memory.selectAggregationTemporality(undefined as never);
+  }
+}
+
+export interface Harness {
+  readonly provider: MeterProvider;
+  readonly scripted: ScriptedExporter;
+  readonly exporter: CommittingExporter;
+  readonly producer: LedgerMetricProducer;
+  readonly tracker: DeliveryTracker;
+  readonly logs: string[];
+  /** Collect + export now. */
+  flush(): Promise<void>;
+  /** Points of metric `name` in the LAST delivered batch. */
+  lastPoints(name: string): DataPoint<number>[];
+  /** Every delivered batch's points of metric `name`. */
+  allPoints(name: string): DataPoint<number>[];
+  shutdown(): Promise<void>;
+}
+
+export function harness(
+  ledger: Ledger,
+  opts: {
+    temporality?: Temporality;
+    ttlMs?: number;
+    now?: () => number;
+    translate?: Partial<TranslateOptions>;
+    exporter?: string;
+  } = {},
+): Harness {
+  const temporality = opts.temporality ?? "cumulative";
+  const logs: string[] = [];
+  const logger: Logger = createLogger("debug", (l) => logs.push(l));
+  const tracker = new DeliveryTracker();
+  const scripted = new ScriptedExporter(
+    temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE,
+  );
+  const exporter = new CommittingExporter(scripted, {
+    ledger,
+    tracker,
+    temporality,
+    target: "memory",
+    logger,
+  });
+  const producer = new LedgerMetricProducer(ledger, tracker, {
+    exporter: opts.exporter ?? "memory",
+    temporality,
+    seriesTtlMs: opts.ttlMs ?? 7 * 24 * 3600_000,
+    translate: { project: "path", includeSessionId: true, priceOf: NO_PRICES, ...opts.translate },
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  const reader = new PeriodicExportingMetricReader({
+    exporter,
+    exportIntervalMillis: 3_600_000,
+    metricProducers: [producer],
+  });
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ "service.name": "t" }),
+    readers: [reader],
+  });
+  const pointsOf = (batch: ResourceMetrics, name: string): DataPoint<number>[] =>
+    batch.scopeMetrics
+      .filter((s) => s.scope.name === SCOPE_NAME)
+      .flatMap((s) => s.metrics)
+      .filter((m) => m.descriptor.name === name)
+      .flatMap((m) => m.dataPoints as DataPoint<number>[]);
+  return {
+    provider,
+    scripted,
+    exporter,
+    producer,
+    tracker,
+    logs,
+    flush: () => provider.forceFlush(),
+    lastPoints(name) {
+      const batches = scripted.memory.getMetrics();
+      const last = batches[batches.length - 1];
+      return last ? pointsOf(last, name) : [];
+    },
+    allPoints(name) {
+      return scripted.memory.getMetrics().flatMap((b) => pointsOf(b, name));
+    },
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+export function hrToNs(t: readonly [number, number]): bigint {
+  return BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]);
+}
+
+export function sumValues(points: readonly DataPoint<number>[]): number {
+  return points.reduce((x, p) => x + p.value, 0);
+}

@@ -1,0 +1,160 @@
+/**
+ * Test helpers for the scanner: an independent reference projection (JSON.parse + schema),
+ * a noisy serializer (random whitespace, escapes and number spellings), and a driver that
+ * feeds the engine in arbitrary pieces through either skipper.
+ */
+import { SkipArena } from "../../src/scan/arena.ts";
+import { ScanMachine } from "../../src/scan/machine.ts";
+import type { Schema } from "../../src/scan/schema.ts";
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+export function kindOf(v: unknown): "string" | "number" | "object" | "array" | "boolean" | "null" {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  switch (typeof v) {
+    case "string":
+      return "string";
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    default:
+      return "object";
+  }
+}
+
+/**
+ * What the scanner must return for `v` (a JSON.parse result) under `schema`. `rawLen`
+ * gives a string's raw (escaped) byte length; the default assumes JSON.stringify's
+ * canonical escaping, which is right for documents written by JSON.stringify.
+ */
+export function project(
+  schema: Schema,
+  v: unknown,
+  rawLen: (s: string) => number = (s) => Buffer.byteLength(JSON.stringify(s)) - 2,
+): unknown {
+  const k = kindOf(v);
+  switch (schema.kind) {
+    case "string":
+      if (k !== "string") return { wrongType: k };
+      return rawLen(v as string) > schema.maxBytes ? { wrongType: "too-long" } : v;
+    case "number":
+      return k === "number" ? v : { wrongType: k };
+    case "array":
+      return k === "array" ? (v as unknown[]).map((x) => project(schema.items, x, rawLen)) : { wrongType: k };
+    case "object": {
+      if (k !== "object") return { wrongType: k };
+      const out: Record<string, unknown> = {};
+      for (const name of Object.keys(schema.fields)) {
+        if (Object.hasOwn(v as object, name)) {
+          // defineProperty: a plain assignment to "__proto__" would set the prototype instead
+          Object.defineProperty(out, name, {
+            value: project(schema.fields[name] as Schema, (v as Record<string, unknown>)[name], rawLen),
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        }
+      }
+      return out;
+    }
+  }
+}
+
+export interface NoiseOptions {
+  readonly rand: () => number;
+  /** Probability of inserting whitespace at each token boundary. */
+  readonly ws?: number;
+  /** Probability of writing a string character as an escape (\uXXXX or \/). */
+  readonly escape?: number;
+  /** Respell numbers (1 -> 1.0, 1e0, 1E+0; e -> E). */
+  readonly numbers?: boolean;
+}
+
+const WS = [" ", "\t", "\n", "\r", "  \n    "];
+
+/** Serializes with random (valid) whitespace, escapes and number spellings. */
+export function noisyStringify(v: Json, o: NoiseOptions): string {
+  const { rand } = o;
+  const ws = (): string => (rand() < (o.ws ?? 0) ? (WS[Math.floor(rand() * WS.length)] as string) : "");
+  const str = (s: string): string => {
+    if ((o.escape ?? 0) === 0) return JSON.stringify(s);
+    let out = '"';
+    for (const ch of JSON.stringify(s)
+      .slice(1, -1)
+      .match(/\\u[0-9a-fA-F]{4}|\\.|[\s\S]/gu) ?? []) {
+      if (ch.length === 1 && rand() < (o.escape ?? 0)) {
+        const cu = ch.charCodeAt(0);
+        out += cu === 0x2f && rand() < 0.5 ? "\\/" : `\\u${cu.toString(16).padStart(4, "0")}`;
+      } else if (ch.length === 2 && (ch.codePointAt(0) ?? 0) > 0xffff) {
+        // an astral character: optionally as a surrogate pair escape
+        out +=
+          rand() < (o.escape ?? 0)
+            ? `\\u${ch.charCodeAt(0).toString(16)}\\u${ch.charCodeAt(1).toString(16).toUpperCase()}`
+            : ch;
+      } else {
+        out += ch;
+      }
+    }
+    return `${out}"`;
+  };
+  const numText = (n: number): string => {
+    const t = JSON.stringify(n);
+    if (!o.numbers) return t;
+    const r = rand();
+    if (/^-?\d+$/.test(t)) {
+      if (r < 0.25) return `${t}.0`;
+      if (r < 0.5) return `${t}e0`;
+      if (r < 0.75) return `${t}E+00`;
+      return t;
+    }
+    return r < 0.5 ? t.replace("e", "E") : t;
+  };
+  const go = (x: Json): string => {
+    if (x === null || typeof x === "boolean") return String(x);
+    if (typeof x === "number") return numText(x);
+    if (typeof x === "string") return str(x);
+    if (Array.isArray(x)) {
+      if (x.length === 0) return `[${ws()}]`;
+      return `[${x.map((e) => `${ws()}${go(e)}${ws()}`).join(",")}]`;
+    }
+    const keys = Object.keys(x);
+    if (keys.length === 0) return `{${ws()}}`;
+    return `{${keys.map((k) => `${ws()}${str(k)}${ws()}:${ws()}${go(x[k] as Json)}${ws()}`).join(",")}}`;
+  };
+  return `${ws()}${go(v)}${ws()}`;
+}
+
+export type SkipperName = "wasm" | "indexOf";
+
+/**
+ * Runs the engine over `buf` cut into pieces of the given sizes (cycled), through the
+ * wasm arena (each piece copied into a slot, like a file read) or straight from `buf`.
+ */
+export function scanPieces(
+  buf: Uint8Array,
+  schema: Schema,
+  sizes: readonly number[],
+  skipper: SkipperName,
+): unknown {
+  const maxPiece = Math.max(1, ...sizes);
+  const arena = skipper === "wasm" ? SkipArena.create(maxPiece, 1) : null;
+  if (skipper === "wasm" && arena === null) throw new Error("wasm arena unavailable");
+  const m = new ScanMachine(schema, "", arena?.skip ?? null);
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  let pos = 0;
+  for (let k = 0; pos < b.length; k++) {
+    const len = Math.max(1, sizes[k % sizes.length] as number);
+    const piece = b.subarray(pos, pos + len);
+    pos += piece.length;
+    if (arena === null) {
+      m.feed(piece);
+    } else {
+      const slot = arena.slot(0);
+      slot.set(piece);
+      m.feed(slot.subarray(0, piece.length), arena.addr(0));
+    }
+  }
+  return m.end();
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { arr, isWrongType, num, obj, type Scanned, str, WRONG } from "../../src/scan/schema.ts";
+
+describe("schema builders", () => {
+  it("build frozen schema nodes", () => {
+    expect(str()).toEqual({ kind: "string", maxBytes: 1024 });
+    expect(str(7)).toEqual({ kind: "string", maxBytes: 7 });
+    expect(num).toEqual({ kind: "number" });
+    const o = obj({ a: num });
+    expect(o).toEqual({ kind: "object", fields: { a: num } });
+    expect(arr(o)).toEqual({ kind: "array", items: o });
+    expect(Object.isFrozen(o)).toBe(true);
+    expect(Object.isFrozen(o.fields)).toBe(true);
+  });
+
+  it("copies fields, so mutating the input afterwards changes nothing", () => {
+    const fields: Record<string, typeof num> = { a: num };
+    const o = obj(fields);
+    fields.b = num;
+    expect(Object.keys(o.fields)).toEqual(["a"]);
+  });
+
+  it("rejects bad string limits", () => {
+    expect(() => str(-1)).toThrow(RangeError);
+    expect(() => str(1.5)).toThrow(RangeError);
+    expect(() => str(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe("isWrongType", () => {
+  it("recognizes the scanner's markers only", () => {
+    for (const w of Object.values(WRONG)) expect(isWrongType(w)).toBe(true);
+    // a decoded object that happens to have a `wrongType` field is data, not a marker
+    expect(isWrongType({ wrongType: "string" })).toBe(false);
+    expect(isWrongType(null)).toBe(false);
+    expect(isWrongType("string")).toBe(false);
+    expect(isWrongType([])).toBe(false);
+  });
+
+  it("markers carry only their kind and cannot be changed", () => {
+    expect(Object.keys(WRONG["too-long"])).toEqual(["wrongType"]);
+    expect(Object.isFrozen(WRONG.number)).toBe(true);
+  });
+
+  it("types decoded values from the schema", () => {
+    const s = obj({ id: str(), n: num, xs: arr(obj({ t: str() })) });
+    const v: Scanned<typeof s> = { id: "a", n: 1, xs: [{ t: "x" }, WRONG.null] };
+    if (!isWrongType(v)) {
+      const id: string | { wrongType: string } | undefined = v.id;
+      expect(id).toBe("a");
+    }
+  });
+});
