@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { createClineAdapter } from "../adapter/cline/adapter.ts";
 import { runPass } from "../collector/pass.ts";
+import { priceTableFor } from "../cost/table.ts";
 import { type GroupDim, Ledger, LedgerError } from "../ledger/ledger.ts";
 import { buildReport, GROUP_DIMS, renderTable } from "../report/report.ts";
 import { configFrom, noClineDataMessage, summarizeProblems, withGlobalOptions } from "./common.ts";
@@ -15,10 +16,12 @@ export function reportCommand(): Command {
         .default([]),
     )
     .option("--json", "print one JSON object { rows, totals } instead of a table")
+    .option("--prices <file>", "price overrides (JSON, see docs/prices.md; default: $CLINE_OTEL_PRICES)")
     .option("--no-collect", "only read the ledger; do not look at Cline's files first");
   withGlobalOptions(cmd);
   cmd.action(async (opts: { by: GroupDim[]; json?: boolean; collect: boolean }) => {
     const config = configFrom(cmd);
+    const prices = priceTableFor(config.prices);
     const missing = noClineDataMessage(config);
     if (missing !== undefined) process.stderr.write(`${missing}\n`);
     let ledger: Ledger;
@@ -44,7 +47,7 @@ export function reportCommand(): Command {
           );
         }
       }
-      const report = buildReport(ledger, opts.by);
+      const report = buildReport(ledger, opts.by, prices);
       if (opts.json)
         process.stdout.write(`${JSON.stringify({ rows: report.rows, totals: report.totals })}\n`);
       else process.stdout.write(`${renderTable(report)}\n`);

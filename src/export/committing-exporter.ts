@@ -9,7 +9,14 @@ import type {
 import type { Temporality } from "../config/config.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
-import { commitDelivery, type DeliveryTracker, describeExportError, healthTransition } from "./delivery.ts";
+import {
+  commitDelivery,
+  type DeliveryTracker,
+  describeExportError,
+  healthTransition,
+  MAX_POINTS_PER_REQUEST,
+  splitByPoints,
+} from "./delivery.ts";
 
 export interface CommittingExporterOptions {
   readonly ledger: Ledger;
@@ -19,6 +26,8 @@ export interface CommittingExporterOptions {
   readonly target: string;
   readonly logger: Logger;
   readonly onFailure?: () => void;
+  /** Cumulative batches are sent in requests of at most this many data points. */
+  readonly maxPointsPerRequest?: number;
 }
 
 /** The outcome of exports since a `mark()`: nothing attempted counts as delivered. */
@@ -93,11 +102,27 @@ export class CommittingExporter implements PushMetricExporter {
       } else if (t.event === "recovered") this.opts.logger.info(`exports to ${this.opts.target} recovered`);
       resultCallback(result);
     };
-    try {
-      this.inner.export(metrics, finish);
-    } catch (e) {
-      finish({ code: ExportResultCode.FAILED, error: e instanceof Error ? e : new Error(String(e)) });
+    const requests =
+      this.opts.temporality === "cumulative"
+        ? splitByPoints(metrics, this.opts.maxPointsPerRequest ?? MAX_POINTS_PER_REQUEST)
+        : [metrics];
+    void this.sendAll(requests).then(finish);
+  }
+
+  /** Requests in order; the first failure ends the batch (what was sent is re-sent next time). */
+  private async sendAll(requests: readonly ResourceMetrics[]): Promise<ExportResult> {
+    let result: ExportResult = { code: ExportResultCode.SUCCESS };
+    for (const r of requests) {
+      result = await new Promise<ExportResult>((resolve) => {
+        try {
+          this.inner.export(r, resolve);
+        } catch (e) {
+          resolve({ code: ExportResultCode.FAILED, error: e instanceof Error ? e : new Error(String(e)) });
+        }
+      });
+      if (result.code !== ExportResultCode.SUCCESS) break;
     }
+    return result;
   }
 
   /** Marks the current position; `outcomeSince` then judges the exports started after it. */

@@ -4,7 +4,7 @@
  * ScopeMetrics object it returned; the MetricReader passes that same object to the exporter,
  * and the ledger's export state advances only when the export carrying it succeeded.
  */
-import type { ScopeMetrics } from "@opentelemetry/sdk-metrics";
+import type { MetricData, ResourceMetrics, ScopeMetrics } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger } from "../ledger/ledger.ts";
 
@@ -112,4 +112,52 @@ export function describeExportError(e: unknown): string {
     } else text = e.message || e.name;
   } else text = e === undefined ? "unknown error" : String(e);
   return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text;
+}
+
+/**
+ * Collectors cap request bodies (the OpenTelemetry Collector's HTTP receiver: 20 MiB by default),
+ * and a cumulative export of a large ledger is far bigger. At ~250 bytes a point in protobuf and
+ * ~550 in JSON (bench/export.ts), 10,000 points stay well under that with long attribute values.
+ */
+export const MAX_POINTS_PER_REQUEST = 10_000;
+
+/**
+ * Splits a batch into requests of at most `max` data points, keeping resource, scopes and metric
+ * descriptors. Used for cumulative exports only: re-sending a delivered cumulative chunk is
+ * harmless, while a partially delivered delta window could not be retried without doubling.
+ */
+export function splitByPoints(rm: ResourceMetrics, max: number): ResourceMetrics[] {
+  if (!Number.isInteger(max) || max <= 0)
+    throw new Error(`max points per request must be a positive integer: ${max}`);
+  const out: ResourceMetrics[] = [];
+  let scopes: ScopeMetrics[] = [];
+  let room = max;
+  const flush = () => {
+    if (scopes.length > 0) out.push({ resource: rm.resource, scopeMetrics: scopes });
+    scopes = [];
+    room = max;
+  };
+  for (const sm of rm.scopeMetrics) {
+    let current: ScopeMetrics | undefined;
+    for (const m of sm.metrics) {
+      const points = m.dataPoints as readonly unknown[];
+      let offset = 0;
+      do {
+        if (room === 0) {
+          flush();
+          current = undefined;
+        }
+        const take = Math.min(room, points.length - offset);
+        if (current === undefined) {
+          current = { scope: sm.scope, metrics: [] };
+          scopes.push(current);
+        }
+        current.metrics.push({ ...m, dataPoints: points.slice(offset, offset + take) } as MetricData);
+        offset += take;
+        room -= take;
+      } while (offset < points.length);
+    }
+  }
+  flush();
+  return out;
 }

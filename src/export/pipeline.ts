@@ -69,7 +69,11 @@ interface Pusher {
   readonly name: string;
   readonly target: string;
   readonly exporter: CommittingExporter;
+  readonly producer: LedgerMetricProducer;
 }
+
+/** Upper bound on delta windows one flush sends while draining a backlog. */
+const MAX_DRAIN_ROUNDS = 10_000;
 
 export interface FlushFailure {
   readonly exporter: string;
@@ -135,15 +139,16 @@ export class ExportPipeline {
         logger: opts.logger,
         onFailure: () => onExportFailure(name),
       });
+      const p = producer(key, cfg.temporality, tracker);
       readers.push(
         new PeriodicExportingMetricReader({
           exporter,
           exportIntervalMillis: cfg.intervalMs,
           exportTimeoutMillis: cfg.timeoutMs,
-          metricProducers: [producer(key, cfg.temporality, tracker)],
+          metricProducers: [p],
         }),
       );
-      pushers.push({ name, target, exporter });
+      pushers.push({ name, target, exporter, producer: p });
     };
 
     let prometheusReader: PrometheusExporter | undefined;
@@ -226,18 +231,36 @@ export class ExportPipeline {
 
   /**
    * Collects and exports now, waits for delivery, and says which push destinations did not
-   * receive it (nothing attempted = nothing to deliver = ok).
+   * receive it (nothing attempted = nothing to deliver = ok). Delta windows are bounded, so a
+   * backlog is sent window after window until it is delivered or an export fails.
    */
   async flush(): Promise<FlushOutcome> {
-    if (!this.provider || this.closed) return { ok: true };
-    const marks = this.pushers.map((p) => p.exporter.mark());
-    await this.provider.forceFlush();
-    const failures: FlushFailure[] = [];
-    this.pushers.forEach((p, i) => {
-      const o = p.exporter.outcomeSince(marks[i] ?? 0);
-      if (!o.ok) failures.push({ exporter: p.name, target: p.target, reason: o.reason });
-    });
+    const provider = this.provider;
+    if (!provider || this.closed) return { ok: true };
+    const round = async (): Promise<FlushFailure[]> => {
+      const marks = this.pushers.map((p) => p.exporter.mark());
+      await provider.forceFlush();
+      const failures: FlushFailure[] = [];
+      this.pushers.forEach((p, i) => {
+        const o = p.exporter.outcomeSince(marks[i] ?? 0);
+        if (!o.ok) failures.push({ exporter: p.name, target: p.target, reason: o.reason });
+      });
+      return failures;
+    };
+    let failures = await round();
+    let before = this.watermarks();
+    for (let i = 0; failures.length === 0 && i < MAX_DRAIN_ROUNDS; i++) {
+      if (!this.pushers.some((p) => p.producer.backlog())) break;
+      failures = await round();
+      const after = this.watermarks();
+      if (after === before) break; // no progress: leave the rest to the next export
+      before = after;
+    }
     return failures.length === 0 ? { ok: true } : { ok: false, failures };
+  }
+
+  private watermarks(): string {
+    return this.pushers.map((p) => p.producer.position()).join(";");
   }
 
   /**

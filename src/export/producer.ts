@@ -45,7 +45,16 @@ export interface ProducerOptions {
   readonly now?: () => number;
   /** Told about a collection that could not read the ledger (the reader gets it as an error too). */
   readonly onError?: (e: unknown) => void;
+  /**
+   * Delta: at most this many events, and this many tool calls, per window, so one window always
+   * fits one request (a window cannot be split without risking a partial delivery). A backlog
+   * drains over successive exports; `ExportPipeline.flush` drains it all.
+   */
+  readonly maxWindowEvents?: number;
+  readonly maxWindowCalls?: number;
 }
+
+export const MAX_WINDOW_ROWS = 2000;
 
 export function nsToHrTime(ns: bigint): HrTime {
   return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
@@ -94,6 +103,20 @@ export class LedgerMetricProducer implements MetricProducer {
     this.now = opts.now ?? Date.now;
   }
 
+  /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
+  position(): string {
+    const s = this.ledger.getExportState(this.opts.exporter);
+    return `${s.eventWatermark}/${s.callWatermark}`;
+  }
+
+  /** Delta: whether the ledger holds events or calls beyond what was delivered. */
+  backlog(): boolean {
+    if (this.opts.temporality !== "delta") return false;
+    const state = this.ledger.getExportState(this.opts.exporter);
+    const ids = this.ledger.maxIds();
+    return ids.event > state.eventWatermark || ids.call > state.callWatermark;
+  }
+
   /** Whether a collection failed at or after `ms` (a scrape served then did not carry the series). */
   failedSince(ms: number): boolean {
     return this.lastErrorMs >= ms;
@@ -123,7 +146,13 @@ export class LedgerMetricProducer implements MetricProducer {
     if (delta && this.tracker.busy()) return undefined;
     const nowMs = this.now();
     const base = ledger.getExportState(opts.exporter);
-    const ids = ledger.maxIds();
+    const max = ledger.maxIds();
+    const ids = delta
+      ? {
+          event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
+          call: Math.min(max.call, base.callWatermark + (opts.maxWindowCalls ?? MAX_WINDOW_ROWS)),
+        }
+      : max;
     let points: Map<MetricId, SeriesPoint[]>;
     let startNs: bigint;
     if (delta) {

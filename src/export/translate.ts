@@ -122,15 +122,47 @@ export function commonAttributes(
   return out;
 }
 
+type ExtraKey = (typeof ATTR)["type"] | (typeof ATTR)["toolName"] | (typeof ATTR)["usageKnown"];
+
+/** A row's allow-listed common attributes and a short id of their series key, computed once per row. */
+interface Base {
+  readonly attrs: Attrs;
+  readonly key: string;
+}
+
 class Accumulator {
+  /** Long attribute keys are hashed once per row, then stand in as short ids (fast map keys). */
+  private readonly interned = new Map<string, string>();
+
+  base(row: SeriesDims, opts: TranslateOptions): Base {
+    const attrs = allowListed(commonAttributes(row, opts));
+    const long = seriesKey(attrs);
+    let key = this.interned.get(long);
+    if (key === undefined) {
+      key = String(this.interned.size);
+      this.interned.set(long, key);
+    }
+    return { attrs, key };
+  }
+
   private readonly byMetric = new Map<
     MetricId,
     Map<string, { attributes: Attrs; value: number; updatedMs: number }>
   >();
 
-  add(metric: MetricId, attrs: Attrs, value: number, updatedMs: number): void {
-    const attributes = allowListed(attrs);
-    const key = seriesKey(attributes);
+  /**
+   * `extra` keys are contract attributes by type, and the common part went through the
+   * allow-list in `base`: nothing else can reach an exported point.
+   */
+  add(
+    metric: MetricId,
+    b: Base,
+    extra: readonly (readonly [ExtraKey, string])[],
+    value: number,
+    updatedMs: number,
+  ): void {
+    let key = b.key;
+    for (const [k, v] of extra) key += `\u0000${k}=${v}`;
     let series = this.byMetric.get(metric);
     if (series === undefined) {
       series = new Map();
@@ -138,11 +170,18 @@ class Accumulator {
     }
     const prev = series.get(key);
     // Series that coincide once an attribute is dropped (session.id off, project=none) are summed.
-    if (prev === undefined) series.set(key, { attributes, value, updatedMs });
-    else {
+    if (prev !== undefined) {
       prev.value += value;
-      prev.updatedMs = Math.max(prev.updatedMs, updatedMs);
+      if (updatedMs > prev.updatedMs) prev.updatedMs = updatedMs;
+      return;
     }
+    let attributes = b.attrs;
+    if (extra.length > 0) {
+      const a: Record<string, string> = { ...b.attrs };
+      for (const [k, v] of extra) a[k] = v;
+      attributes = a;
+    }
+    series.set(key, { attributes, value, updatedMs });
   }
 
   result(): Map<MetricId, SeriesPoint[]> {
@@ -154,6 +193,8 @@ class Accumulator {
     return out;
   }
 }
+
+const TYPE_EXTRA = TOKEN_TYPES.map((t) => [[ATTR.type, t] as const] as const);
 
 /**
  * Every metric of the contract from ledger series rows (totals for cumulative export, or the
@@ -167,30 +208,32 @@ export function translate(
 ): Map<MetricId, SeriesPoint[]> {
   const acc = new Accumulator();
   for (const row of usage) {
-    const common = commonAttributes(row, opts);
-    for (const t of TOKEN_TYPES)
-      acc.add("tokenUsage", { ...common, [ATTR.type]: t }, component(row, t), row.updatedMs);
-    acc.add("requests", common, row.events, row.updatedMs);
+    const b = acc.base(row, opts);
+    TOKEN_TYPES.forEach((t, i) => {
+      acc.add(
+        "tokenUsage",
+        b,
+        TYPE_EXTRA[i] as (typeof TYPE_EXTRA)[number],
+        component(row, t),
+        row.updatedMs,
+      );
+    });
+    acc.add("requests", b, [], row.events, row.updatedMs);
     const price = opts.priceOf(row.provider, row.model);
-    if (price === undefined) acc.add("requestsUnpriced", common, row.events, row.updatedMs);
-    else acc.add("costUsage", common, computeCost(row, price), row.updatedMs);
+    if (price === undefined) acc.add("requestsUnpriced", b, [], row.events, row.updatedMs);
+    else acc.add("costUsage", b, [], computeCost(row, price), row.updatedMs);
   }
   for (const row of tools) {
-    const common = commonAttributes(row, opts);
-    const withTool = { ...common, [ATTR.toolName]: row.toolName };
-    acc.add(
-      "toolCalls",
-      { ...withTool, [ATTR.usageKnown]: String(row.usageKnown) },
-      row.calls,
-      row.updatedMs,
-    );
+    const b = acc.base(row, opts);
+    const tool = [ATTR.toolName, row.toolName] as const;
+    acc.add("toolCalls", b, [tool, [ATTR.usageKnown, String(row.usageKnown)]], row.calls, row.updatedMs);
     // A call whose message had no metrics has an unknown share: counted as a call, never as 0 tokens.
     if (!row.usageKnown) continue;
-    for (const t of TOKEN_TYPES) {
-      acc.add("toolTokenUsage", { ...withTool, [ATTR.type]: t }, component(row, t), row.updatedMs);
-    }
+    TOKEN_TYPES.forEach((t) => {
+      acc.add("toolTokenUsage", b, [tool, [ATTR.type, t]], component(row, t), row.updatedMs);
+    });
     const price = opts.priceOf(row.provider, row.model);
-    if (price !== undefined) acc.add("toolCostUsage", withTool, computeCost(row, price), row.updatedMs);
+    if (price !== undefined) acc.add("toolCostUsage", b, [tool], computeCost(row, price), row.updatedMs);
   }
   return acc.result();
 }

@@ -13,7 +13,7 @@ import { ROOT, reportJson } from "../helpers/cli.ts";
 interface GroundTruth {
   scenario: string;
   env: Record<string, string>;
-  totals: { requests: number };
+  totals: { requests: number; cost?: number };
   records: {
     expected: {
       inputTokens: number;
@@ -84,6 +84,13 @@ describe("real Cline CLI fixtures", () => {
       });
       // One assistant message with metrics is one event.
       expect(r.totals.events).toBe(gt.totals.requests);
+      // Computed cost equals what Cline recorded for priced models; unknown elsewhere.
+      if (gt.totals.cost !== undefined) {
+        expect(Math.abs(r.totals.cost - gt.totals.cost) / gt.totals.cost).toBeLessThan(1e-9);
+        expect(r.totals.unpricedEvents).toBe(0);
+      } else {
+        expect(r.totals.unpricedEvents).toBe(r.totals.events);
+      }
       // Collecting again finds nothing new: the persisted ids collapse every re-read.
       expect(reportJson(env).totals).toEqual(r.totals);
     });

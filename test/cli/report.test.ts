@@ -34,10 +34,10 @@ const SESSIONS: SessionSpec[] = [
         id: "msg_b1",
         metrics: M(7952, 323, 7002, 729),
         tools: ["run_commands"],
-        model: "claude",
+        model: "claude-sonnet-4-5-20250929",
         provider: "anthropic",
       },
-      { id: "msg_b2", tools: ["editor"], model: "claude", provider: "anthropic" },
+      { id: "msg_b2", tools: ["editor"], model: "claude-sonnet-4-5-20250929", provider: "anthropic" },
     ],
   },
 ];
@@ -62,7 +62,36 @@ describe("cline-otel report", () => {
       cacheWrite: 729,
       events: 4,
       toolCalls: 5,
+      // Only claude-sonnet-4-5 on anthropic is priced: 221 in, 323 out, 7002 read, 729 write at $3/$15/$0.30/$3.75 per M.
+      cost: expect.closeTo(0.01034235, 12),
+      unpricedEvents: 3,
     });
+  });
+
+  it("prices from a --prices file make unknown costs known, and bad files name the line", () => {
+    const file = join(dir, "prices.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ prices: { "openai-compatible": { "gpt-x": { input: 1, output: 2 } } } }),
+    );
+    const r = runCli(["report", "--json", "--prices", file], env);
+    expect(r.status).toBe(0);
+    const t = JSON.parse(r.stdout).totals;
+    expect(t.unpricedEvents).toBe(0);
+    // gpt-x: input 600+500+300 at $1, output 330 at $2, cache read 1900 at 0 (default), per million
+    expect(t.cost).toBeCloseTo(0.01034235 + (1400 * 1 + 330 * 2) / 1e6, 12);
+    const bad = join(dir, "bad-prices.json");
+    writeFileSync(bad, '{\n  "prices": {\n    "p": { "m": { "input": -1, "output": 2 } }\n  }\n}\n');
+    const e = runCli(["report", "--prices", bad], env);
+    expect(e.status).toBe(2);
+    expect(e.stderr).toMatch(/bad-prices\.json:3:/);
+  });
+
+  it("the table marks costs it does not know", () => {
+    const r = runCli(["report", "--by", "provider"], env);
+    expect(r.stdout).toMatch(/^anthropic\s.*\$0\.0103\s*$/m);
+    expect(r.stdout).toMatch(/^openai-compatible\s.*unknown\s*$/m);
+    expect(r.stdout).toMatch(/cost is unknown, not zero/);
   });
 
   it("groups by project, taking a walked session's project from its sidecar", () => {
@@ -74,7 +103,7 @@ describe("cline-otel report", () => {
   it("groups by agent and model", () => {
     const r = reportJson(env, ["agent", "model"]);
     expect(r.rows.map((x) => [x.agent, x.model, x.events])).toEqual([
-      ["lead", "claude", 1],
+      ["lead", "claude-sonnet-4-5-20250929", 1],
       ["lead", "gpt-x", 2],
       ["subagent", "gpt-x", 1],
     ]);

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
@@ -173,5 +174,31 @@ describe("runPass", () => {
     const total = ledger.groupedEvents([])[0];
     expect(total).toMatchObject({ input: 60, output: 6, events: 3 });
     expect(readFileSync(ledger.path).includes(Buffer.from("999999"))).toBe(false);
+  });
+});
+
+describe("index caching", () => {
+  it("re-reads sessions.db only when it or its WAL changed", async () => {
+    const { cachedIndexReader } = await import("../../src/adapter/cline/discover.ts");
+    const { readSessionIndex } = await import("../../src/adapter/cline/index-db.ts");
+    const d = mkdtempSync(join(tmpdir(), "idx-"));
+    try {
+      const t = makeTree(join(d, "home"), [{ id: "a", cwd: "/a", messages: [] }]);
+      let reads = 0;
+      const read = cachedIndexReader((dir) => {
+        reads++;
+        return readSessionIndex(dir);
+      });
+      expect(read(t.dbDir).rows).toHaveLength(1);
+      expect(read(t.dbDir).rows).toHaveLength(1);
+      expect(reads).toBe(1);
+      const db = new Database(join(t.dbDir, "sessions.db"));
+      db.prepare("UPDATE sessions SET cwd = '/a2'").run();
+      db.close();
+      expect(read(t.dbDir).rows[0]?.cwd).toBe("/a2");
+      expect(reads).toBe(2);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LABEL_NAMES, METRIC_NAMES } from "./support/contract.ts";
 import { dataPanels, describe as describePanel, loadDashboard, type Panel } from "./support/dashboard.ts";
+import { buildDashboard } from "./support/dashboard-model.ts";
 import { counterUseViolations, labelNames, metricNames, roles, tokenize } from "./support/promql.ts";
 
 const dashboard = loadDashboard();
@@ -44,6 +45,10 @@ describe("PromQL lexer used by these checks", () => {
 });
 
 describe("dashboard layout", () => {
+  it("is exactly what dashboard-model.ts generates (npx tsx test/deploy/support/generate-dashboard.ts)", () => {
+    expect(dashboard).toEqual(buildDashboard());
+  });
+
   it("has a uid, a title and the variables the panels use", () => {
     expect(dashboard.uid).toBe("cline-otel");
     expect(dashboard.title.length).toBeGreaterThan(0);

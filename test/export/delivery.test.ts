@@ -1,5 +1,12 @@
+import { ValueType } from "@opentelemetry/api";
+import { AggregationTemporality, DataPointType, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
-import { commitDelivery, describeExportError, healthTransition } from "../../src/export/delivery.ts";
+import {
+  commitDelivery,
+  describeExportError,
+  healthTransition,
+  splitByPoints,
+} from "../../src/export/delivery.ts";
 import { buildResource } from "../../src/export/resource.ts";
 import { event, observation } from "../helpers/events.ts";
 import { type TempLedger, tempLedger } from "./helpers/ledger.ts";
@@ -155,5 +162,94 @@ describe("buildResource", () => {
       "h",
     ).attributes;
     expect(r2["service.name"]).toBe("theirs");
+  });
+});
+
+describe("splitByPoints", () => {
+  const resource = buildResource({ serviceName: "x", resourceAttributes: {} }, "i", "1", "h");
+  const metric = (name: string, n: number) => ({
+    descriptor: { name, description: "", unit: "", valueType: ValueType.INT },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.SUM as const,
+    isMonotonic: true,
+    dataPoints: Array.from({ length: n }, (_, i) => ({
+      startTime: [0, 0] as [number, number],
+      endTime: [1, 0] as [number, number],
+      attributes: { i: String(i) },
+      value: i,
+    })),
+  });
+  const rm = (...scopes: [string, number[]][]): ResourceMetrics => ({
+    resource,
+    scopeMetrics: scopes.map(([scope, sizes]) => ({
+      scope: { name: scope },
+      metrics: sizes.map((n, k) => metric(`${scope}.m${k}`, n)),
+    })),
+  });
+  const shape = (out: ResourceMetrics[]) =>
+    out.map((r) =>
+      r.scopeMetrics
+        .map((s) => `${s.scope.name}:${s.metrics.map((m) => m.dataPoints.length).join("+")}`)
+        .join(" "),
+    );
+
+  it.each([
+    [rm(["a", [3]]), 5, ["a:3"]],
+    [rm(["a", [5]]), 5, ["a:5"]],
+    [rm(["a", [6]]), 5, ["a:5", "a:1"]],
+    [rm(["a", [2, 4]], ["b", [7]]), 5, ["a:2+3", "a:1 b:4", "b:3"]],
+    [rm(["a", [0, 2]]), 1, ["a:0+1", "a:1"]],
+  ] as const)("%#: max %d", (input, max, want) => {
+    const out = splitByPoints(input, max);
+    expect(shape(out)).toEqual(want);
+    const values = out.flatMap((r) =>
+      r.scopeMetrics.flatMap((s) => s.metrics.flatMap((m) => m.dataPoints.map((p) => p.value))),
+    );
+    const orig = input.scopeMetrics.flatMap((s) =>
+      s.metrics.flatMap((m) => m.dataPoints.map((p) => p.value)),
+    );
+    expect(values).toEqual(orig);
+    for (const r of out) expect(r.resource).toBe(resource);
+  });
+});
+
+describe("CommittingExporter: cumulative batches in bounded requests", () => {
+  it("sends every point across requests and commits only when all were delivered", async () => {
+    t = tempLedger();
+    for (let i = 0; i < 6; i++) {
+      t.ledger.commit(
+        observation([event(`e${i}`, { sessionId: `s${i}`, dedupKey: `cline|s${i}|lead|e${i}` })]),
+      );
+    }
+    h = harness(t.ledger, { maxPointsPerRequest: 7 });
+    h.scripted.failAt = 2; // the third request of the first export fails
+    await h.flush();
+    expect(h.scripted.calls).toBe(3);
+    expect(t.ledger.getExportState("memory").lastSuccessMs).toBe(0);
+    await h.flush();
+    const batches = h.scripted.memory.getMetrics();
+    const perRequest = batches.map((b) =>
+      b.scopeMetrics.flatMap((s) => s.metrics).reduce((x, m) => x + m.dataPoints.length, 0),
+    );
+    expect(Math.max(...perRequest)).toBeLessThanOrEqual(7);
+    // 6 series x (4 token types + requests + unpriced) = 36 points in the second, complete export.
+    expect(h.lastPoints("cline.token.usage")).toHaveLength(24);
+    expect(t.ledger.getExportState("memory").lastSuccessMs).toBeGreaterThan(0);
+  });
+});
+
+describe("delta windows are bounded and drain in order", () => {
+  it("a backlog larger than one window arrives over successive exports, exactly once", async () => {
+    t = tempLedger();
+    for (let i = 0; i < 10; i++) t.ledger.commit(observation([event(`e${i}`, { input: 1 + i })]));
+    h = harness(t.ledger, { temporality: "delta", maxWindowEvents: 4 });
+    await h.flush();
+    expect(h.lastPoints("cline.requests").reduce((x, p) => x + p.value, 0)).toBe(4);
+    expect(h.producer.backlog()).toBe(true);
+    await h.flush();
+    await h.flush();
+    expect(h.producer.backlog()).toBe(false);
+    const all = h.allPoints("cline.token.usage").filter((p) => p.attributes.type === "input");
+    expect(all.reduce((x, p) => x + p.value, 0)).toBe(55);
   });
 });

@@ -52,6 +52,8 @@ export interface JsonReport {
     cacheWrite: number;
     events: number;
     toolCalls: number;
+    cost: number;
+    unpricedEvents: number;
   };
 }
 

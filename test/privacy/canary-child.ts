@@ -10,6 +10,7 @@ import { writeHeapSnapshot } from "node:v8";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
+import { catalogPriceTable } from "../../src/cost/index.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { buildReport, renderTable } from "../../src/report/report.ts";
 
@@ -25,7 +26,7 @@ const ledger = Ledger.open(stateDir);
 const pass = await runPass(createClineAdapter(paths), ledger);
 keep.push(pass);
 for (const by of [[], ["tool"], ["project", "session", "agent", "model", "provider", "day"]] as const) {
-  const report = buildReport(ledger, by);
+  const report = buildReport(ledger, by, catalogPriceTable());
   keep.push(report);
   process.stdout.write(`${renderTable(report)}\n${JSON.stringify(report)}\n`);
 }

@@ -3,7 +3,7 @@ import { basename, isAbsolute, join, resolve } from "node:path";
 import { scanFile } from "../../scan/scanner.ts";
 import { isWrongType } from "../../scan/schema.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
-import { type IndexRow, readSessionIndex } from "./index-db.ts";
+import { type IndexReadResult, type IndexRow, readSessionIndex, SESSIONS_DB } from "./index-db.ts";
 import { identityFromPath } from "./parser.ts";
 import type { ClinePaths } from "./paths.ts";
 import { sidecarSchema } from "./schema.ts";
@@ -100,11 +100,14 @@ async function sidecarCwd(
  * every document under the sessions tree the index did not name. A missing, locked or
  * corrupt index costs metadata, never events.
  */
-export async function discoverCline(paths: ClinePaths): Promise<DiscoverResult> {
+export async function discoverCline(
+  paths: ClinePaths,
+  readIndex: (dbDir: string) => IndexReadResult = readSessionIndex,
+): Promise<DiscoverResult> {
   const problems: Problem[] = [];
   const sources: Source[] = [];
   const sessionsDir = paths.sessions.path;
-  const index = readSessionIndex(paths.db.path);
+  const index = readIndex(paths.db.path);
   if (index.status !== "ok" && index.status !== "missing") {
     problems.push({
       path: index.dbPath,
@@ -164,4 +167,30 @@ export async function discoverCline(paths: ClinePaths): Promise<DiscoverResult> 
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
   }
   return { sources, problems };
+}
+
+function statKey(path: string): string {
+  try {
+    const s = statSync(path, { bigint: true });
+    return `${s.size}:${s.mtimeNs}:${s.ino}`;
+  } catch (e) {
+    return String((e as NodeJS.ErrnoException).code);
+  }
+}
+
+/**
+ * The index is re-read only when `sessions.db` or its WAL changed (size, mtime, inode):
+ * an idle pass over thousands of sessions must not rebuild the index every time.
+ */
+export function cachedIndexReader(read: (dbDir: string) => IndexReadResult = readSessionIndex) {
+  let last: { key: string; dbDir: string; result: IndexReadResult } | undefined;
+  return (dbDir: string): IndexReadResult => {
+    const db = join(dbDir, SESSIONS_DB);
+    const key = `${statKey(db)}|${statKey(`${db}-wal`)}`;
+    if (last !== undefined && last.dbDir === dbDir && last.key === key && last.result.status === "ok")
+      return last.result;
+    const result = read(dbDir);
+    last = { key, dbDir, result };
+    return result;
+  };
 }

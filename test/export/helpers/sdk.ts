@@ -21,11 +21,15 @@ import { createLogger, type Logger } from "../../../src/util/log.ts";
 export class ScriptedExporter implements PushMetricExporter {
   readonly memory: InMemoryMetricExporter;
   fail = false;
+  /** Fail only the export with this 0-based index (counting every call). */
+  failAt: number | undefined;
+  calls = 0;
   constructor(temporality: AggregationTemporality) {
     this.memory = new InMemoryMetricExporter(temporality);
   }
   export(metrics: ResourceMetrics, cb: (r: ExportResult) => void): void {
-    if (this.fail) {
+    const n = this.calls++;
+    if (this.fail || n === this.failAt) {
       setTimeout(() => cb({ code: ExportResultCode.FAILED, error: new Error("Service Unavailable") }), 0);
       return;
     }
@@ -51,7 +55,7 @@ export interface Harness {
   readonly logs: string[];
   /** Collect + export now. */
   flush(): Promise<void>;
-  /** Points of metric `name` in the LAST delivered batch. */
+  /** Points of metric `name` delivered by the last flush (all its requests). */
   lastPoints(name: string): DataPoint<number>[];
   /** Every delivered batch's points of metric `name`. */
   allPoints(name: string): DataPoint<number>[];
@@ -66,6 +70,8 @@ export function harness(
     now?: () => number;
     translate?: Partial<TranslateOptions>;
     exporter?: string;
+    maxPointsPerRequest?: number;
+    maxWindowEvents?: number;
   } = {},
 ): Harness {
   const temporality = opts.temporality ?? "cumulative";
@@ -81,6 +87,7 @@ export function harness(
     temporality,
     target: "memory",
     logger,
+    ...(opts.maxPointsPerRequest ? { maxPointsPerRequest: opts.maxPointsPerRequest } : {}),
   });
   const producer = new LedgerMetricProducer(ledger, tracker, {
     exporter: opts.exporter ?? "memory",
@@ -88,6 +95,7 @@ export function harness(
     seriesTtlMs: opts.ttlMs ?? 7 * 24 * 3600_000,
     translate: { project: "path", includeSessionId: true, priceOf: NO_PRICES, ...opts.translate },
     ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.maxWindowEvents ? { maxWindowEvents: opts.maxWindowEvents } : {}),
   });
   const reader = new PeriodicExportingMetricReader({
     exporter,
@@ -104,6 +112,7 @@ export function harness(
       .flatMap((s) => s.metrics)
       .filter((m) => m.descriptor.name === name)
       .flatMap((m) => m.dataPoints as DataPoint<number>[]);
+  let lastFlushStart = 0;
   return {
     provider,
     scripted,
@@ -111,11 +120,15 @@ export function harness(
     producer,
     tracker,
     logs,
-    flush: () => provider.forceFlush(),
+    flush: () => {
+      lastFlushStart = scripted.memory.getMetrics().length;
+      return provider.forceFlush();
+    },
     lastPoints(name) {
-      const batches = scripted.memory.getMetrics();
-      const last = batches[batches.length - 1];
-      return last ? pointsOf(last, name) : [];
+      return scripted.memory
+        .getMetrics()
+        .slice(lastFlushStart)
+        .flatMap((b) => pointsOf(b, name));
     },
     allPoints(name) {
       return scripted.memory.getMetrics().flatMap((b) => pointsOf(b, name));
