@@ -57,6 +57,61 @@ export interface ToolCall {
   readonly sourcePath: string;
 }
 
+/** Messages in one captured request, by role (roles outside the four named ones are `other`). */
+export interface CaptureRoleCounts {
+  readonly system: number;
+  readonly user: number;
+  readonly assistant: number;
+  readonly tool: number;
+  readonly other: number;
+}
+
+/**
+ * One provider-request capture file (Cline's CLINE_CAPTURE_PROVIDER_REQUEST): request-side
+ * sizes and estimates of one request at one stage. No provider usage, no prompt content.
+ */
+export interface RequestCapture {
+  /** `cline-capture|<captureId>|<stage>|<n>`, from the file name: one per capture file. */
+  readonly captureKey: string;
+  readonly captureId: string;
+  /** `ai_sdk_prompt`, `wire_request`, ... */
+  readonly stage: string;
+  /** `n` of the file name: Cline's per-process counter per (captureId, stage). */
+  readonly seq: number;
+  /** The record's `attempt` (> 1: the same stage captured again, e.g. a provider retry). */
+  readonly attempt: number;
+  /** `summary` or `full`. */
+  readonly mode: string;
+  /** `correlation.sessionId`: the root session, also for sub-agents and teammates. */
+  readonly sessionId: string;
+  /** lead | subagent | teammate, or "" when it cannot be told. */
+  readonly agent: string;
+  /** `correlation.agentId` (`agent_...`). */
+  readonly agentId: string;
+  readonly conversationId: string;
+  readonly runId: string;
+  /** `correlation.iteration`, null when the record has none. */
+  readonly iteration: number | null;
+  readonly model: string;
+  readonly provider: string;
+  /** The session's cwd, fixed when the capture is first read ("" when unknown). */
+  readonly project: string;
+  /** Record `timestamp`, unix milliseconds (0 when absent or invalid). */
+  readonly timestampMs: number;
+  /** `summary.payloadBytes`: the whole request (system prompt, tools, messages). */
+  readonly payloadBytes: number;
+  /** `summary.estimatedTokens` = ceil(payloadBytes / 3). */
+  readonly estimatedTokens: number;
+  readonly messageCount: number;
+  /** `summary.messages.totalBytes` / `.estimatedTokens`: the messages part only. */
+  readonly messageBytes: number;
+  readonly messageTokens: number;
+  readonly roles: CaptureRoleCounts;
+  readonly toolResults: number;
+  readonly reasoningBlocks: number;
+  readonly sourcePath: string;
+}
+
 /** What the ledger remembers per source so an unchanged file is never opened again. */
 export interface SourceCheckpoint {
   readonly path: string;
@@ -108,6 +163,8 @@ export type Observation =
       readonly toolCalls: readonly ToolCall[];
       /** Messages rejected (bad metrics and the like); the rest of the document still counts. */
       readonly problems: readonly Problem[];
+      /** Provider-request capture records (the captures surface); absent for messages documents. */
+      readonly captures?: readonly RequestCapture[];
     }
   | {
       /** The document could not be read whole (torn write, vanished, denied): retry next pass. */

@@ -8,6 +8,7 @@ import { CollectorLoop } from "../collector/loop.ts";
 import type { Config } from "../config/config.ts";
 import { ExportPipeline, type FlushOutcome } from "../export/pipeline.ts";
 import { buildPriceLookup } from "../export/price-lookup.ts";
+import { EndpointError } from "../export/prometheus.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { configFrom, noClineDataMessage, ReportedError, withGlobalOptions } from "./common.ts";
@@ -48,19 +49,22 @@ export function runCommand(): Command {
     if (missing !== undefined)
       logger.warn(opts.once ? missing : `${missing}\nWaiting for Cline to write data.`);
     const ledger = Ledger.open(config.stateDir.path);
+    // Once everything is flushed and closed, a lingering handle must not keep the process alive.
+    const graceExit = () => setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
     try {
       const pipeline = await ExportPipeline.start(config.export, ledger, {
         logger,
         priceOf,
         serviceVersion: packageVersion(),
+      }).catch((e: unknown) => {
+        throw e instanceof EndpointError ? new ReportedError(e.message) : e;
       });
       if (opts.once) await runOnce(config, ledger, pipeline, logger);
       else await runDaemon(config, ledger, pipeline, logger);
     } finally {
       ledger.close();
+      graceExit();
     }
-    // Everything is flushed and closed; a lingering handle must not keep a finished process alive.
-    setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
   });
   return cmd;
 }

@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { resolveCaptureDirs } from "../adapter/cline/captures/paths.ts";
 import {
   type ClinePathFlags,
   type ClinePaths,
@@ -53,6 +54,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly prices: string | undefined;
   readonly export: ExportConfig;
+  /** Where Cline's provider-request captures may be (resolveCaptureDirs); none needs to exist. */
+  readonly captureDirs: readonly ResolvedPath[];
 }
 
 /** Flags as commander hands them over (all optional strings/booleans). */
@@ -64,6 +67,7 @@ export interface Flags extends ClinePathFlags {
   readonly project?: string | undefined;
   readonly sessionId?: boolean | undefined;
   readonly prices?: string | undefined;
+  readonly captureDir?: string | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -256,6 +260,7 @@ export function resolveConfig(
     "--sessions-dir": flags.sessionsDir,
     "--db-dir": flags.dbDir,
     "--state-dir": flags.stateDir,
+    "--capture-dir": flags.captureDir,
   })) {
     if (v !== undefined && v.trim() === "") throw new ConfigError(`${name} is empty; give a directory path`);
   }
@@ -267,8 +272,9 @@ export function resolveConfig(
       : stateEnv !== undefined
         ? { path: resolve(cwd, stateEnv), origin: "env", via: "CLINE_OTEL_STATE_DIR" }
         : defaultStateDir(env, home);
+  const captureDirs = resolveCaptureDirs(flags, env, cline, cwd);
   // Read-only principle: our own writes must never land inside Cline's directories.
-  for (const p of [cline.root, cline.data, cline.sessions, cline.db]) {
+  for (const p of [cline.root, cline.data, cline.sessions, cline.db, ...captureDirs]) {
     if (isWithin(stateDir.path, p.path)) {
       throw new ConfigError(
         `the state dir ${stateDir.path} (${stateDir.via}) is inside Cline's ${p.path}; cline-otel never writes there: choose another --state-dir`,
@@ -301,5 +307,6 @@ export function resolveConfig(
     logLevel,
     prices: pricesRaw === undefined ? undefined : resolve(cwd, pricesRaw),
     export: exportConfig(flags, env),
+    captureDirs: Object.freeze(captureDirs),
   });
 }

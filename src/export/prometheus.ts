@@ -2,6 +2,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 
+/** The scrape endpoint could not listen (port taken, bad host): the message says where. */
+export class EndpointError extends Error {
+  override name = "EndpointError";
+}
+
 /**
  * Our own HTTP server in front of the SDK's Prometheus reader (started with
  * preventServerStart): it can bind port 0 (the SDK treats 0 as "use 9464"), report the real
@@ -42,7 +47,11 @@ export class PrometheusEndpoint {
     });
     return new Promise((resolve, reject) => {
       server.once("error", (e) =>
-        reject(new Error(`cannot serve Prometheus metrics on ${host}:${port}: ${(e as Error).message}`)),
+        reject(
+          new EndpointError(
+            `cannot serve Prometheus metrics on ${host}:${port}: ${(e as Error).message} (set OTEL_EXPORTER_PROMETHEUS_HOST / OTEL_EXPORTER_PROMETHEUS_PORT)`,
+          ),
+        ),
       );
       server.listen({ host, port }, () => {
         const a = server.address() as AddressInfo;

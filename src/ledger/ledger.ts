@@ -11,8 +11,20 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import type { Observation, SourceCheckpoint, ToolCall, UsageEvent } from "../adapter/types.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import type {
+  Observation,
+  RequestCapture,
+  SourceCheckpoint,
+  ToolCall,
+  UsageEvent,
+} from "../adapter/types.ts";
+import {
+  bucketIndex,
+  CAPTURE_PAYLOAD_BOUNDARIES,
+  CAPTURE_TOKEN_BOUNDARIES,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+} from "./schema.ts";
 
 export const LEDGER_FILE = "ledger.sqlite";
 const LOCK_FILE = "ledger.lock";
@@ -33,6 +45,8 @@ export interface LedgerOptions {
   /** Open for reading only, without the single-writer lock (report while a daemon runs). */
   readonly readOnly?: boolean;
   readonly now?: () => number;
+  /** Cap the ledger's size in pages (SQLITE_FULL beyond it): simulates a full disk in tests. */
+  readonly maxPageCount?: number;
 }
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
@@ -40,6 +54,8 @@ export type ReadObservation = Extract<Observation, { status: "read" }>;
 export interface CommitResult {
   readonly eventsAdded: number;
   readonly callsAdded: number;
+  /** Present when the observation carried captures (the captures surface). */
+  readonly capturesAdded?: number;
 }
 
 export interface UsageSeriesRow {
@@ -141,6 +157,7 @@ export class Ledger {
       chmodSync(path, 0o600);
       const db = openDb(path, false);
       migrate(db, path, now);
+      if (opts.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.trunc(opts.maxPageCount)}`);
       return new Ledger(path, db, lockDb, now);
     } catch (e) {
       lockDb.close();
@@ -178,9 +195,16 @@ export class Ledger {
       for (const c of o.toolCalls) {
         if (this.insertCall(c, byKey, nowMs)) callsAdded++;
       }
+      let capturesAdded: number | undefined;
+      if (o.captures !== undefined) {
+        capturesAdded = 0;
+        for (const c of o.captures) if (this.insertCapture(c, o.source.adapterId, nowMs)) capturesAdded++;
+      }
       const cp = o.checkpoint;
       this.st.putCheckpoint.run(cp.path, o.source.adapterId, cp.size, cp.mtimeNs, cp.ino, cp.dev, nowMs);
-      return { eventsAdded, callsAdded };
+      return capturesAdded === undefined
+        ? { eventsAdded, callsAdded }
+        : { eventsAdded, callsAdded, capturesAdded };
     });
     return run(obs);
   };
@@ -356,6 +380,351 @@ export class Ledger {
   counts(): { events: number; calls: number; sources: number } {
     return this.st.counts.get() as { events: number; calls: number; sources: number };
   }
+
+  // ---- Provider-request captures (schema v2). Statements are prepared on first use, so a
+  // read-only view of a ledger written by an older build (no capture tables) still opens.
+
+  private capSt: ReturnType<typeof prepareCaptures> | undefined;
+
+  private captureStatements(): ReturnType<typeof prepareCaptures> {
+    this.capSt ??= prepareCaptures(this.db);
+    return this.capSt;
+  }
+
+  private capturesKnown = false;
+
+  /** False only for a read-only view of a ledger from before captures (schema v1). */
+  hasCaptures(): boolean {
+    this.capturesKnown ||=
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'captures'").get() !==
+      undefined;
+    return this.capturesKnown;
+  }
+
+  private insertCapture(c: RequestCapture, adapter: string, nowMs: number): boolean {
+    const st = this.captureStatements();
+    const payloadBucket = bucketIndex(c.payloadBytes, CAPTURE_PAYLOAD_BOUNDARIES);
+    const tokensBucket = bucketIndex(c.estimatedTokens, CAPTURE_TOKEN_BOUNDARIES);
+    const r = c.roles;
+    const info = st.insert.run(
+      c.captureKey,
+      adapter,
+      c.captureId,
+      c.stage,
+      c.seq,
+      c.attempt,
+      c.mode,
+      c.sessionId,
+      c.agent,
+      c.agentId,
+      c.conversationId,
+      c.runId,
+      c.iteration,
+      c.project,
+      c.model,
+      c.provider,
+      c.timestampMs,
+      c.payloadBytes,
+      c.estimatedTokens,
+      c.messageCount,
+      c.messageBytes,
+      c.messageTokens,
+      r.system,
+      r.user,
+      r.assistant,
+      r.tool,
+      r.other,
+      c.toolResults,
+      c.reasoningBlocks,
+      payloadBucket,
+      tokensBucket,
+      c.sourcePath,
+      nowMs,
+    );
+    if (info.changes === 0) return false;
+    const series = st.upsertSeries.get(
+      c.sessionId,
+      c.agent,
+      c.project,
+      c.model,
+      c.provider,
+      c.stage,
+      c.attempt > 1 ? 1 : 0,
+      c.payloadBytes,
+      c.payloadBytes,
+      c.payloadBytes,
+      c.estimatedTokens,
+      c.estimatedTokens,
+      c.estimatedTokens,
+      c.messageCount,
+      r.system,
+      r.user,
+      r.assistant,
+      r.tool,
+      r.other,
+      c.toolResults,
+      c.reasoningBlocks,
+      nowMs,
+      nowMs,
+    ) as { id: number };
+    st.bumpBucket.run(series.id, "payload", payloadBucket);
+    st.bumpBucket.run(series.id, "tokens", tokensBucket);
+    return true;
+  }
+
+  /** Every capture series with its running totals and histogram buckets (cumulative export). */
+  captureSeries(): CaptureSeriesRow[] {
+    if (!this.hasCaptures()) return [];
+    const st = this.captureStatements();
+    const rows = st.series.all() as (Omit<CaptureSeriesRow, "payloadBuckets" | "tokenBuckets"> & {
+      id: number;
+    })[];
+    const buckets = new Map<number, { payload: number[]; tokens: number[] }>();
+    for (const b of st.seriesBuckets.iterate() as IterableIterator<{
+      seriesId: number;
+      metric: "payload" | "tokens";
+      bucket: number;
+      count: number;
+    }>) {
+      let e = buckets.get(b.seriesId);
+      if (e === undefined) {
+        e = {
+          payload: emptyBuckets(CAPTURE_PAYLOAD_BOUNDARIES),
+          tokens: emptyBuckets(CAPTURE_TOKEN_BOUNDARIES),
+        };
+        buckets.set(b.seriesId, e);
+      }
+      const arr = b.metric === "payload" ? e.payload : e.tokens;
+      if (b.bucket < arr.length) arr[b.bucket] = b.count;
+    }
+    return rows.map(({ id, ...r }) => ({
+      ...r,
+      payloadBuckets: buckets.get(id)?.payload ?? emptyBuckets(CAPTURE_PAYLOAD_BOUNDARIES),
+      tokenBuckets: buckets.get(id)?.tokens ?? emptyBuckets(CAPTURE_TOKEN_BOUNDARIES),
+    }));
+  }
+
+  /** Capture series aggregated over captures with after < id <= upTo (delta export). */
+  captureDelta(after: number, upTo: number): CaptureSeriesRow[] {
+    if (!this.hasCaptures()) return [];
+    const st = this.captureStatements();
+    const keyOf = (r: Record<string, unknown>) =>
+      JSON.stringify([r.sessionId, r.agent, r.project, r.model, r.provider, r.stage]);
+    const rows = (
+      st.delta.all(after, upTo) as Omit<CaptureSeriesRow, "payloadBuckets" | "tokenBuckets">[]
+    ).map((r) => ({
+      ...r,
+      payloadBuckets: emptyBuckets(CAPTURE_PAYLOAD_BOUNDARIES),
+      tokenBuckets: emptyBuckets(CAPTURE_TOKEN_BOUNDARIES),
+    }));
+    const byKey = new Map(rows.map((r) => [keyOf(r), r]));
+    for (const b of st.deltaBuckets.all(after, upTo, after, upTo) as (Record<string, unknown> & {
+      metric: "payload" | "tokens";
+      bucket: number;
+      count: number;
+    })[]) {
+      const r = byKey.get(keyOf(b));
+      if (r === undefined) continue;
+      const arr = b.metric === "payload" ? r.payloadBuckets : r.tokenBuckets;
+      if (b.bucket < arr.length) arr[b.bucket] = b.count;
+    }
+    return rows;
+  }
+
+  /** Highest capture id: a delta exporter's next capture watermark candidate. */
+  maxCaptureId(): number {
+    if (!this.hasCaptures()) return 0;
+    return (this.captureStatements().maxId.get() as { id: number }).id;
+  }
+
+  /** What a delta exporter has delivered of the captures (0 when nothing yet). */
+  captureWatermark(exporter: string): number {
+    if (!this.hasCaptures()) return 0;
+    const r = this.captureStatements().getWatermark.get(exporter) as { w: number } | undefined;
+    return r?.w ?? 0;
+  }
+
+  putCaptureWatermark(exporter: string, watermark: number): void {
+    this.captureStatements().putWatermark.run(exporter, this.streamStartNs.toString(), watermark);
+  }
+
+  /** Capture rows for `report --captures`, in session / agent / run / iteration order. */
+  captureRows(sessionId?: string): CaptureRow[] {
+    if (!this.hasCaptures()) return [];
+    const st = this.captureStatements();
+    return (sessionId === undefined ? st.rows.all() : st.rowsOfSession.all(sessionId)) as CaptureRow[];
+  }
+
+  /**
+   * Drops the checkpoints of `adapter` for files that are gone: not in `live` and not under a
+   * dir in `keepUnder` (dirs that could not be listed, whose files may still exist).
+   */
+  pruneCheckpoints(adapter: string, live: ReadonlySet<string>, keepUnder: readonly string[]): number {
+    const st = this.captureStatements();
+    const paths = st.checkpointPaths.all(adapter) as string[];
+    const under = keepUnder.map((d) => (d.endsWith("/") ? d : `${d}/`));
+    const gone = paths.filter((p) => !live.has(p) && !under.some((d) => p.startsWith(d)));
+    if (gone.length === 0) return 0;
+    this.db.transaction(() => {
+      for (const p of gone) st.deleteCheckpoint.run(p, adapter);
+    })();
+    return gone.length;
+  }
+}
+
+/** One exported capture series (or its delta over a window). Buckets follow CAPTURE_*_BOUNDARIES. */
+export interface CaptureSeriesRow {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly stage: string;
+  readonly captures: number;
+  /** Captures with attempt > 1. */
+  readonly retries: number;
+  readonly payloadBytes: number;
+  readonly payloadMin: number;
+  readonly payloadMax: number;
+  readonly estimatedTokens: number;
+  readonly tokensMin: number;
+  readonly tokensMax: number;
+  /** Sum of messageCount over the captures (each request counts the whole conversation it sends). */
+  readonly messages: number;
+  readonly roleSystem: number;
+  readonly roleUser: number;
+  readonly roleAssistant: number;
+  readonly roleTool: number;
+  readonly roleOther: number;
+  readonly toolResults: number;
+  readonly reasoningBlocks: number;
+  /** Counts per bucket, length = boundaries + 1 (the last one is above the last bound). */
+  readonly payloadBuckets: number[];
+  readonly tokenBuckets: number[];
+  readonly firstMs: number;
+  readonly updatedMs: number;
+}
+
+/** One capture as stored. */
+export interface CaptureRow {
+  readonly id: number;
+  readonly captureKey: string;
+  readonly captureId: string;
+  readonly stage: string;
+  readonly seq: number;
+  readonly attempt: number;
+  readonly mode: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly agentId: string;
+  readonly conversationId: string;
+  readonly runId: string;
+  readonly iteration: number | null;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly tsMs: number;
+  readonly payloadBytes: number;
+  readonly estimatedTokens: number;
+  readonly messageCount: number;
+  readonly messageBytes: number;
+  readonly messageTokens: number;
+  readonly roleSystem: number;
+  readonly roleUser: number;
+  readonly roleAssistant: number;
+  readonly roleTool: number;
+  readonly roleOther: number;
+  readonly toolResults: number;
+  readonly reasoningBlocks: number;
+}
+
+function emptyBuckets(boundaries: readonly number[]): number[] {
+  return new Array<number>(boundaries.length + 1).fill(0);
+}
+
+const CAPTURE_SERIES_KEY = "session_id, agent, project, model, provider, stage";
+
+function prepareCaptures(db: Database.Database) {
+  const dims = `session_id AS sessionId, agent, project, model, provider, stage`;
+  const sums = `messages, role_system AS roleSystem, role_user AS roleUser, role_assistant AS roleAssistant,
+    role_tool AS roleTool, role_other AS roleOther, tool_results AS toolResults, reasoning_blocks AS reasoningBlocks`;
+  const rowCols = `id, capture_key AS captureKey, capture_id AS captureId, stage, seq, attempt, mode,
+    session_id AS sessionId, agent, agent_id AS agentId, conversation_id AS conversationId, run_id AS runId,
+    iteration, project, model, provider, ts_ms AS tsMs, payload_bytes AS payloadBytes,
+    estimated_tokens AS estimatedTokens, message_count AS messageCount, message_bytes AS messageBytes,
+    message_tokens AS messageTokens, role_system AS roleSystem, role_user AS roleUser,
+    role_assistant AS roleAssistant, role_tool AS roleTool, role_other AS roleOther,
+    tool_results AS toolResults, reasoning_blocks AS reasoningBlocks`;
+  const rowOrder = "ORDER BY session_id, agent_id, run_id, iteration, ts_ms, stage, seq, id";
+  return {
+    insert: db.prepare(
+      `INSERT INTO captures (capture_key, adapter, capture_id, stage, seq, attempt, mode, session_id, agent,
+         agent_id, conversation_id, run_id, iteration, project, model, provider, ts_ms, payload_bytes,
+         estimated_tokens, message_count, message_bytes, message_tokens, role_system, role_user, role_assistant,
+         role_tool, role_other, tool_results, reasoning_blocks, payload_bucket, tokens_bucket, source_path,
+         ingested_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (capture_key) DO NOTHING`,
+    ),
+    upsertSeries: db.prepare(
+      `INSERT INTO capture_series (${CAPTURE_SERIES_KEY}, captures, retries, payload_bytes, payload_min,
+         payload_max, estimated_tokens, tokens_min, tokens_max, messages, role_system, role_user, role_assistant,
+         role_tool, role_other, tool_results, reasoning_blocks, first_ms, updated_ms)
+       VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (${CAPTURE_SERIES_KEY}) DO UPDATE SET captures = captures + 1,
+         retries = retries + excluded.retries,
+         payload_bytes = payload_bytes + excluded.payload_bytes,
+         payload_min = min(payload_min, excluded.payload_min), payload_max = max(payload_max, excluded.payload_max),
+         estimated_tokens = estimated_tokens + excluded.estimated_tokens,
+         tokens_min = min(tokens_min, excluded.tokens_min), tokens_max = max(tokens_max, excluded.tokens_max),
+         messages = messages + excluded.messages, role_system = role_system + excluded.role_system,
+         role_user = role_user + excluded.role_user, role_assistant = role_assistant + excluded.role_assistant,
+         role_tool = role_tool + excluded.role_tool, role_other = role_other + excluded.role_other,
+         tool_results = tool_results + excluded.tool_results,
+         reasoning_blocks = reasoning_blocks + excluded.reasoning_blocks, updated_ms = excluded.updated_ms
+       RETURNING id`,
+    ),
+    bumpBucket: db.prepare(
+      `INSERT INTO capture_buckets (series_id, metric, bucket, count) VALUES (?, ?, ?, 1)
+       ON CONFLICT (series_id, metric, bucket) DO UPDATE SET count = count + 1`,
+    ),
+    series: db.prepare(
+      `SELECT id, ${dims}, captures, retries, payload_bytes AS payloadBytes, payload_min AS payloadMin,
+         payload_max AS payloadMax, estimated_tokens AS estimatedTokens, tokens_min AS tokensMin,
+         tokens_max AS tokensMax, ${sums}, first_ms AS firstMs, updated_ms AS updatedMs
+       FROM capture_series ORDER BY id`,
+    ),
+    seriesBuckets: db.prepare(
+      "SELECT series_id AS seriesId, metric, bucket, count FROM capture_buckets ORDER BY series_id, metric, bucket",
+    ),
+    delta: db.prepare(
+      `SELECT ${dims}, COUNT(*) AS captures, SUM(attempt > 1) AS retries, SUM(payload_bytes) AS payloadBytes,
+         MIN(payload_bytes) AS payloadMin, MAX(payload_bytes) AS payloadMax,
+         SUM(estimated_tokens) AS estimatedTokens, MIN(estimated_tokens) AS tokensMin,
+         MAX(estimated_tokens) AS tokensMax, SUM(message_count) AS messages, SUM(role_system) AS roleSystem,
+         SUM(role_user) AS roleUser, SUM(role_assistant) AS roleAssistant, SUM(role_tool) AS roleTool,
+         SUM(role_other) AS roleOther, SUM(tool_results) AS toolResults, SUM(reasoning_blocks) AS reasoningBlocks,
+         MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs
+       FROM captures WHERE id > ? AND id <= ? GROUP BY ${CAPTURE_SERIES_KEY} ORDER BY MIN(id)`,
+    ),
+    deltaBuckets: db.prepare(
+      `SELECT ${dims}, 'payload' AS metric, payload_bucket AS bucket, COUNT(*) AS count
+       FROM captures WHERE id > ? AND id <= ? GROUP BY ${CAPTURE_SERIES_KEY}, payload_bucket
+       UNION ALL
+       SELECT ${dims}, 'tokens' AS metric, tokens_bucket AS bucket, COUNT(*) AS count
+       FROM captures WHERE id > ? AND id <= ? GROUP BY ${CAPTURE_SERIES_KEY}, tokens_bucket`,
+    ),
+    maxId: db.prepare("SELECT IFNULL(MAX(id), 0) AS id FROM captures"),
+    getWatermark: db.prepare("SELECT capture_watermark AS w FROM export_state WHERE exporter = ?"),
+    putWatermark: db.prepare(
+      `INSERT INTO export_state (exporter, window_start_ns, capture_watermark) VALUES (?, ?, ?)
+       ON CONFLICT (exporter) DO UPDATE SET capture_watermark = excluded.capture_watermark`,
+    ),
+    rows: db.prepare(`SELECT ${rowCols} FROM captures ${rowOrder}`),
+    rowsOfSession: db.prepare(`SELECT ${rowCols} FROM captures WHERE session_id = ? ${rowOrder}`),
+    checkpointPaths: db.prepare("SELECT path FROM checkpoints WHERE adapter = ?").pluck(),
+    deleteCheckpoint: db.prepare("DELETE FROM checkpoints WHERE path = ? AND adapter = ?"),
+  };
 }
 
 export type GroupDim = "day" | "model" | "provider" | "project" | "session" | "agent" | "tool";

@@ -111,6 +111,113 @@ export const MIGRATIONS: readonly string[] = [
     last_success_ms INTEGER NOT NULL DEFAULT 0
   ) STRICT;
   `,
+  // v2: provider-request captures (Cline's CLINE_CAPTURE_PROVIDER_REQUEST files)
+  `
+  -- One row per capture file; id is the ingestion order (a delta exporter's watermark).
+  CREATE TABLE captures (
+    id               INTEGER PRIMARY KEY,
+    capture_key      TEXT NOT NULL UNIQUE,
+    adapter          TEXT NOT NULL,
+    capture_id       TEXT NOT NULL,
+    stage            TEXT NOT NULL,
+    seq              INTEGER NOT NULL CHECK (seq >= 1),
+    attempt          INTEGER NOT NULL CHECK (attempt >= 1),
+    mode             TEXT NOT NULL,
+    session_id       TEXT NOT NULL,
+    agent            TEXT NOT NULL,
+    agent_id         TEXT NOT NULL,
+    conversation_id  TEXT NOT NULL,
+    run_id           TEXT NOT NULL,
+    iteration        INTEGER,
+    project          TEXT NOT NULL,
+    model            TEXT NOT NULL,
+    provider         TEXT NOT NULL,
+    ts_ms            INTEGER NOT NULL,
+    payload_bytes    INTEGER NOT NULL CHECK (payload_bytes >= 0),
+    estimated_tokens INTEGER NOT NULL CHECK (estimated_tokens >= 0),
+    message_count    INTEGER NOT NULL CHECK (message_count >= 0),
+    message_bytes    INTEGER NOT NULL CHECK (message_bytes >= 0),
+    message_tokens   INTEGER NOT NULL CHECK (message_tokens >= 0),
+    role_system      INTEGER NOT NULL CHECK (role_system >= 0),
+    role_user        INTEGER NOT NULL CHECK (role_user >= 0),
+    role_assistant   INTEGER NOT NULL CHECK (role_assistant >= 0),
+    role_tool        INTEGER NOT NULL CHECK (role_tool >= 0),
+    role_other       INTEGER NOT NULL CHECK (role_other >= 0),
+    tool_results     INTEGER NOT NULL CHECK (tool_results >= 0),
+    reasoning_blocks INTEGER NOT NULL CHECK (reasoning_blocks >= 0),
+    -- Histogram bucket of payload_bytes / estimated_tokens (CAPTURE_*_BOUNDARIES below).
+    payload_bucket   INTEGER NOT NULL,
+    tokens_bucket    INTEGER NOT NULL,
+    source_path      TEXT NOT NULL,
+    ingested_ms      INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX captures_by_session ON captures (session_id, agent_id, run_id, iteration);
+
+  -- Running totals per exported capture series, maintained in the same transaction as the rows.
+  CREATE TABLE capture_series (
+    id               INTEGER PRIMARY KEY,
+    session_id       TEXT NOT NULL,
+    agent            TEXT NOT NULL,
+    project          TEXT NOT NULL,
+    model            TEXT NOT NULL,
+    provider         TEXT NOT NULL,
+    stage            TEXT NOT NULL,
+    captures         INTEGER NOT NULL DEFAULT 0,
+    retries          INTEGER NOT NULL DEFAULT 0,
+    payload_bytes    INTEGER NOT NULL DEFAULT 0,
+    payload_min      INTEGER NOT NULL,
+    payload_max      INTEGER NOT NULL,
+    estimated_tokens INTEGER NOT NULL DEFAULT 0,
+    tokens_min       INTEGER NOT NULL,
+    tokens_max       INTEGER NOT NULL,
+    messages         INTEGER NOT NULL DEFAULT 0,
+    role_system      INTEGER NOT NULL DEFAULT 0,
+    role_user        INTEGER NOT NULL DEFAULT 0,
+    role_assistant   INTEGER NOT NULL DEFAULT 0,
+    role_tool        INTEGER NOT NULL DEFAULT 0,
+    role_other       INTEGER NOT NULL DEFAULT 0,
+    tool_results     INTEGER NOT NULL DEFAULT 0,
+    reasoning_blocks INTEGER NOT NULL DEFAULT 0,
+    first_ms         INTEGER NOT NULL,
+    updated_ms       INTEGER NOT NULL,
+    UNIQUE (session_id, agent, project, model, provider, stage)
+  ) STRICT;
+
+  -- Histogram bucket counts of each capture series (metric: payload | tokens).
+  CREATE TABLE capture_buckets (
+    series_id INTEGER NOT NULL REFERENCES capture_series (id),
+    metric    TEXT NOT NULL CHECK (metric IN ('payload', 'tokens')),
+    bucket    INTEGER NOT NULL CHECK (bucket >= 0),
+    count     INTEGER NOT NULL,
+    PRIMARY KEY (series_id, metric, bucket)
+  ) STRICT, WITHOUT ROWID;
+
+  ALTER TABLE export_state ADD COLUMN capture_watermark INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Explicit histogram bounds (inclusive upper bounds, OpenTelemetry semantics) of the capture
+ * metrics. They are persisted as bucket indexes in `captures` and `capture_buckets`, so they
+ * can change only together with a migration that re-buckets those rows.
+ */
+export const CAPTURE_PAYLOAD_BOUNDARIES: readonly number[] = Object.freeze([
+  4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 8388608,
+]);
+export const CAPTURE_TOKEN_BOUNDARIES: readonly number[] = Object.freeze([
+  1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000, 512000, 1024000, 2048000,
+]);
+
+/** Index of the bucket holding `value`: the first bound >= value, or one past the last bound. */
+export function bucketIndex(value: number, boundaries: readonly number[]): number {
+  let lo = 0;
+  let hi = boundaries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (value <= (boundaries[mid] as number)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}

@@ -22,7 +22,7 @@ import {
   resumeCline,
   runCline,
 } from "../../fixtures/harness/run-cline.ts";
-import { Ledger } from "../../src/ledger/ledger.ts";
+import { Ledger, LedgerError } from "../../src/ledger/ledger.ts";
 import { cumulativeTotals, type Receiver, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
 import { startDaemon } from "./helpers/cli.ts";
 import { componentsOf } from "./helpers/sessions.ts";
@@ -135,8 +135,10 @@ describe.runIf(available)("live: the real Cline CLI with cline-otel run watching
           try {
             Ledger.open(stateDir, { readOnly: true }).close();
             return true;
-          } catch {
-            return undefined;
+          } catch (e) {
+            // Not created yet: keep waiting; anything else is a real failure.
+            if (e instanceof LedgerError && e.code === "io") return undefined;
+            throw e;
           }
         },
         20_000,

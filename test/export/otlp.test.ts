@@ -156,6 +156,19 @@ describe("OTLP delta temporality", () => {
   });
 });
 
+describe("OTLP delta backlog", () => {
+  it("one flush drains a backlog larger than a window, window after window, exactly once", async () => {
+    t = tempLedger();
+    const filled = fillLedger(t.ledger, { sessions: 1200 });
+    expect(filled.events).toBeGreaterThan(4000);
+    rx = await startReceiver();
+    const p = await start({ OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" });
+    expect(await p.flush()).toEqual({ ok: true });
+    expect(rx.requests.length).toBeGreaterThanOrEqual(3);
+    for (const [name, series] of expected(t.ledger)) expectClose(deltaTotals(rx.points, name), series);
+  });
+});
+
 describe("OTLP headers", () => {
   it("are sent, and never appear in logs or failure reasons", async () => {
     t = tempLedger();

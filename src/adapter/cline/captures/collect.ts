@@ -1,0 +1,200 @@
+/**
+ * The captures surface of the Cline adapter: one source per provider-request capture file,
+ * read once (a capture is immutable once Cline renamed it into place), its allow-listed summary
+ * numbers committed with its checkpoint. `withCaptures` puts this surface next to the messages
+ * surface behind one Adapter, so the collector pass and loop take both unchanged.
+ */
+import { statSync } from "node:fs";
+import { basename } from "node:path";
+import { ScanError, scanFile } from "../../../scan/scanner.ts";
+import { isWrongType } from "../../../scan/schema.ts";
+import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
+import { cachedIndexReader } from "../discover.ts";
+import type { IndexReadResult } from "../index-db.ts";
+import type { ClinePaths, ResolvedPath } from "../paths.ts";
+import { createSessionResolver, listCaptureFiles, type SessionResolver } from "./discover.ts";
+import { parseCaptureRecord } from "./parser.ts";
+import { parseCaptureFileName } from "./paths.ts";
+import { CLINE_CAPTURES_ADAPTER_ID, captureRecordSchema } from "./schema.ts";
+
+/** Where checkpoints of capture files that are gone get dropped (the ledger). */
+export interface CheckpointPruner {
+  /**
+   * Drops the checkpoints of `adapter` whose path is not in `live`, except those under a dir in
+   * `keepUnder` (dirs that could not be listed this pass). Returns how many were dropped.
+   */
+  pruneCheckpoints(adapter: string, live: ReadonlySet<string>, keepUnder: readonly string[]): number;
+}
+
+export interface CapturesAdapterOptions {
+  /** Candidate capture dirs (resolveCaptureDirs); the ones that exist are read each pass. */
+  readonly dirs: readonly ResolvedPath[];
+  /** Cline's paths: the index and sessions tree give each capture its project and agent. */
+  readonly cline: Pick<ClinePaths, "sessions" | "db">;
+  readonly checkpoints?: CheckpointPruner;
+  /** Reads `sessions.db` (tests substitute it). */
+  readonly readIndex?: (dbDir: string) => IndexReadResult;
+}
+
+const GONE: Omit<SourceCheckpoint, "path"> = { size: 0, mtimeNs: "0", ino: 0, dev: 0 };
+
+function failed(source: Source, code: string, detail: string): Observation {
+  return { status: "failed", source, problem: { path: source.path, code, detail } };
+}
+
+/**
+ * A file that is no longer there is not a failure: Cline's 24-hour cleanup deletes captures at
+ * any time. It is reported (counted) once and checkpointed so the pass moves on; the next
+ * discovery prunes that checkpoint with the others of vanished files.
+ */
+function vanished(source: Source): Observation {
+  return {
+    status: "read",
+    source,
+    checkpoint: { path: source.path, ...GONE },
+    events: [],
+    toolCalls: [],
+    captures: [],
+    problems: [
+      {
+        path: source.path,
+        code: "capture-vanished",
+        detail: "deleted between discovery and read (Cline's capture cleanup); nothing to collect",
+      },
+    ],
+  };
+}
+
+function isEnoent(e: unknown): boolean {
+  return (
+    (e as NodeJS.ErrnoException).code === "ENOENT" ||
+    (e instanceof ScanError && e.code === "io" && /ENOENT/.test(e.message))
+  );
+}
+
+/** Reads one capture file in full: the allow-listed fields only, whatever its size. */
+export async function collectCapture(source: Source, resolver: SessionResolver): Promise<Observation> {
+  const name = parseCaptureFileName(basename(source.path));
+  if (name === undefined) return failed(source, "capture-name-unparsed", "not a capture file name");
+  let result: Awaited<ReturnType<typeof scanFile<typeof captureRecordSchema>>>;
+  try {
+    result = await scanFile(source.path, captureRecordSchema);
+  } catch (e) {
+    if (isEnoent(e)) return vanished(source);
+    if (!(e instanceof ScanError)) throw e;
+    if (e.code === "io") return failed(source, "unreadable", e.message);
+    // Renamed into place whole, so a malformed capture stays malformed: reported once, not retried.
+    let checkpoint: SourceCheckpoint;
+    try {
+      const s = statSync(source.path, { bigint: true });
+      checkpoint = {
+        path: source.path,
+        size: Number(s.size),
+        mtimeNs: s.mtimeNs.toString(),
+        ino: Number(s.ino),
+        dev: Number(s.dev),
+      };
+    } catch (se) {
+      if (isEnoent(se)) return vanished(source);
+      return failed(source, "unreadable", `stat failed: ${(se as NodeJS.ErrnoException).code}`);
+    }
+    return {
+      status: "read",
+      source,
+      checkpoint,
+      events: [],
+      toolCalls: [],
+      captures: [],
+      problems: [{ path: source.path, code: "malformed-capture", detail: e.message }],
+    };
+  }
+  const a = result.statBefore;
+  const b = result.statAfter;
+  if (a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ino !== b.ino || result.bytesRead !== b.size) {
+    return failed(source, "changed-during-read", "the capture file changed while being read");
+  }
+  const doc = result.value;
+  const corr =
+    doc !== undefined && !isWrongType(doc) && doc.correlation !== undefined && !isWrongType(doc.correlation)
+      ? doc.correlation
+      : undefined;
+  const sessionId = typeof corr?.sessionId === "string" ? corr.sessionId : "";
+  const agentId = typeof corr?.agentId === "string" ? corr.agentId : "";
+  const facts = await resolver.facts(sessionId, agentId);
+  const parsed = parseCaptureRecord(doc, name, source.path, () => facts);
+  return {
+    status: "read",
+    source,
+    checkpoint: { path: source.path, size: a.size, mtimeNs: a.mtimeNs.toString(), ino: a.ino, dev: a.dev },
+    events: [],
+    toolCalls: [],
+    captures: parsed.capture === undefined ? [] : [parsed.capture],
+    problems: parsed.problems,
+  };
+}
+
+/**
+ * The captures surface as an Adapter. Each discovery lists the capture dirs, refreshes the
+ * session index used to join captures to their project, and prunes the checkpoints of files
+ * Cline has deleted. A capture with a checkpoint is never opened again.
+ */
+export function createClineCapturesAdapter(opts: CapturesAdapterOptions): Adapter {
+  const readIndex = opts.readIndex ?? cachedIndexReader();
+  let resolver: SessionResolver | undefined;
+  let resolverProblems: Problem[] = [];
+  const freshResolver = (): SessionResolver => {
+    resolverProblems = [];
+    return createSessionResolver(opts.cline.sessions.path, readIndex(opts.cline.db.path), resolverProblems);
+  };
+  const collect = async (source: Source): Promise<Observation> => {
+    resolver ??= freshResolver();
+    const before = resolverProblems.length;
+    const obs = await collectCapture(source, resolver);
+    // Sidecar problems met while joining this capture travel with it (counted, never lost).
+    const extra = resolverProblems.slice(before);
+    if (extra.length === 0 || obs.status !== "read") return obs;
+    return { ...obs, problems: [...obs.problems, ...extra] };
+  };
+  return {
+    id: CLINE_CAPTURES_ADAPTER_ID,
+    displayName: "Cline CLI provider-request captures",
+    capabilities: () => ({ cost: "computed", activity: "exact-join" }),
+    async discover() {
+      const listing = listCaptureFiles(opts.dirs);
+      resolver = freshResolver();
+      if (opts.checkpoints !== undefined) {
+        opts.checkpoints.pruneCheckpoints(
+          CLINE_CAPTURES_ADAPTER_ID,
+          new Set(listing.sources.map((s) => s.path)),
+          listing.incomplete,
+        );
+      }
+      return { sources: listing.sources, problems: listing.problems };
+    },
+    collect,
+    async collectIncremental(source, checkpoint) {
+      if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
+      return collect(source);
+    },
+  };
+}
+
+/**
+ * Both surfaces behind one Adapter: the messages documents first, then the capture files.
+ * Sources are routed back to the surface that discovered them by their adapterId.
+ */
+export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
+  const pick = (s: Source): Adapter => (s.adapterId === captures.id ? captures : messages);
+  return {
+    id: messages.id,
+    displayName: messages.displayName,
+    capabilities: () => messages.capabilities(),
+    async discover() {
+      const a = await messages.discover();
+      const b = await captures.discover();
+      return { sources: [...a.sources, ...b.sources], problems: [...a.problems, ...b.problems] };
+    },
+    collect: (s) => pick(s).collect(s),
+    collectIncremental: (s, cp) => pick(s).collectIncremental(s, cp),
+  };
+}

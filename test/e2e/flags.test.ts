@@ -1,0 +1,88 @@
+/** `cline-otel run` flags reach the exported data (a real process, an in-process receiver). */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Receiver, startReceiver } from "../export/helpers/otlp-receiver.ts";
+import { runCliAsync } from "./helpers/cli.ts";
+import { metricsFor, writeSession } from "./helpers/sessions.ts";
+
+let work: string | undefined;
+let rx: Receiver | undefined;
+afterEach(async () => {
+  await rx?.close();
+  rx = undefined;
+  if (work) rmSync(work, { recursive: true, force: true });
+  work = undefined;
+});
+
+async function setup() {
+  work = mkdtempSync(join(tmpdir(), "e2e-flags-"));
+  const sessionsDir = join(work, "sessions");
+  mkdirSync(sessionsDir);
+  for (const n of [1, 2]) {
+    writeSession(sessionsDir, {
+      sessionId: `179600000000${n}_flags`,
+      cwd: "/home/alice/secret-project",
+      messages: [{ id: "msg_1", model: "special-model", provider: "acme", metrics: metricsFor(n) }],
+    });
+  }
+  rx = await startReceiver();
+  const args = [
+    "run",
+    "--once",
+    "--sessions-dir",
+    sessionsDir,
+    "--db-dir",
+    join(work, "db"),
+    "--state-dir",
+    join(work, "state"),
+  ];
+  const env = {
+    OTEL_METRICS_EXPORTER: "otlp",
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
+    OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
+  };
+  return { args, env, work };
+}
+
+describe("run flags", () => {
+  it("--project hash --no-session-id: no path, no session id, the two sessions summed", async () => {
+    const { args, env } = await setup();
+    const r = await runCliAsync([...args, "--project", "hash", "--no-session-id"], env);
+    expect(r.status, r.stderr).toBe(0);
+    const req = rx?.points.filter((p) => p.metric === "cline.requests") ?? [];
+    expect(req).toHaveLength(1);
+    expect(req[0]?.value).toBe(2);
+    expect(req[0]?.attributes).not.toHaveProperty("session.id");
+    expect(String(req[0]?.attributes["cline.project"])).toMatch(/^[0-9a-f]{16}$/);
+    expect(JSON.stringify(rx?.points.map((p) => p.attributes))).not.toContain("secret");
+  });
+
+  it("--prices prices a model the catalog does not know; without it the requests are unpriced", async () => {
+    const { args, env, work: dir } = await setup();
+    const prices = join(dir, "prices.json");
+    writeFileSync(prices, JSON.stringify({ prices: { acme: { "special-model": { input: 1, output: 2 } } } }));
+    const unpriced = await runCliAsync(args, env);
+    expect(unpriced.status, unpriced.stderr).toBe(0);
+    expect(rx?.points.some((p) => p.metric === "cline.requests.unpriced")).toBe(true);
+    expect(rx?.points.some((p) => p.metric === "cline.cost.usage")).toBe(false);
+    rx?.points.splice(0);
+    const priced = await runCliAsync([...args, "--prices", prices], env);
+    expect(priced.status, priced.stderr).toBe(0);
+    expect(rx?.points.some((p) => p.metric === "cline.cost.usage" && p.value > 0)).toBe(true);
+    expect(rx?.points.some((p) => p.metric === "cline.requests.unpriced")).toBe(false);
+  });
+
+  it("a bad price file or project mode is a configuration error (exit 2)", async () => {
+    const { args, env, work: dir } = await setup();
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, "{ nope");
+    const r1 = await runCliAsync([...args, "--prices", bad], env);
+    expect(r1.status).toBe(2);
+    expect(r1.stderr).toContain("bad.json");
+    const r2 = await runCliAsync([...args, "--project", "everything"], env);
+    expect(r2.status).toBe(2);
+    expect(r2.stderr).toContain("--project");
+  });
+});
