@@ -38,7 +38,8 @@ export interface ExportBenchResult {
   readonly collectMs: number;
   readonly protobuf: ProtocolResult;
   readonly json: ProtocolResult;
-  /** RSS after both exports, and the peak (process.resourceUsage().maxRSS). */
+  /** RSS after both exports, and the peak (process.resourceUsage().maxRSS). The receiver runs in
+   * the same process but keeps only sizes; gzipping each request adds to the peak a little. */
   readonly rssMB: number;
   readonly maxRssMB: number;
 }
@@ -52,13 +53,15 @@ export interface ProtocolResult {
   readonly ok: boolean;
 }
 
+/** Counts request sizes only (keeping the bodies would inflate this process's RSS). */
 async function receiver() {
-  const bodies: Buffer[] = [];
+  const bodies: { bytes: number; gzipBytes: number }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      bodies.push(Buffer.concat(chunks));
+      const body = Buffer.concat(chunks);
+      bodies.push({ bytes: body.length, gzipBytes: gzipSync(body).length });
       res.statusCode = 200;
       res.end();
     });
@@ -81,20 +84,24 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
     const fillMs = performance.now() - t0;
     const priceOf = buildPriceLookup(undefined);
 
-    const producer = new LedgerMetricProducer(ledger, new DeliveryTracker(), {
-      exporter: "bench",
-      temporality: "cumulative",
-      seriesTtlMs: 7 * 24 * 3600_000,
-      translate: { project: "path", includeSessionId: true, priceOf },
-    });
-    await producer.collect(); // warm-up
-    const c0 = performance.now();
-    const collected = await producer.collect();
-    const collectMs = performance.now() - c0;
-    const seriesByMetric: Record<string, number> = {};
-    for (const m of collected.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)) {
-      seriesByMetric[m.descriptor.name] = m.dataPoints.length;
-    }
+    // Own block: the collected data must not stay alive during the exports below.
+    const { collectMs, seriesByMetric } = await (async () => {
+      const producer = new LedgerMetricProducer(ledger, new DeliveryTracker(), {
+        exporter: "bench",
+        temporality: "cumulative",
+        seriesTtlMs: 7 * 24 * 3600_000,
+        translate: { project: "path", includeSessionId: true, priceOf },
+      });
+      await producer.collect(); // warm-up
+      const c0 = performance.now();
+      const collected = await producer.collect();
+      const ms = performance.now() - c0;
+      const byMetric: Record<string, number> = {};
+      for (const m of collected.resourceMetrics.scopeMetrics.flatMap((sm) => sm.metrics)) {
+        byMetric[m.descriptor.name] = m.dataPoints.length;
+      }
+      return { collectMs: ms, seriesByMetric: byMetric };
+    })();
 
     const run = async (protocol: "http/protobuf" | "http/json"): Promise<ProtocolResult> => {
       const rx = await receiver();
@@ -122,8 +129,8 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
       const sent = rx.bodies.splice(0);
       await pipeline.shutdown();
       await rx.close();
-      const bytes = sent.reduce((x, b) => x + b.length, 0);
-      const gzipBytes = sent.reduce((x, b) => x + gzipSync(b).length, 0);
+      const bytes = sent.reduce((x, b) => x + b.bytes, 0);
+      const gzipBytes = sent.reduce((x, b) => x + b.gzipBytes, 0);
       return { bytes, gzipBytes, requests: sent.length, flushMs, ok: outcome.ok };
     };
     const protobuf = await run("http/protobuf");

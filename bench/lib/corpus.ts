@@ -72,7 +72,13 @@ export function makeReservoir(rand: Rand, chars = 8 * 1024 * 1024): string {
     } else if (r < 0.7) {
       line = `-rw-r--r--  1 dev staff ${Math.floor(rand() * 99999)} Nov 30 07:${10 + (i % 50)} src/${pick()}/${pick()}_${i}.ts`;
     } else if (r < 0.82) {
-      line = JSON.stringify({ level: "info", msg: words(5), id: i, ok: rand() < 0.5, path: `C:\\tmp\\${pick()}` });
+      line = JSON.stringify({
+        level: "info",
+        msg: words(5),
+        id: i,
+        ok: rand() < 0.5,
+        path: `C:\\tmp\\${pick()}`,
+      });
     } else if (r < 0.92) {
       line = `src/${pick()}.ts(${i % 400},${i % 80}): error TS2345: Argument of type '${pick()}' is not assignable.`;
     } else {
@@ -87,7 +93,10 @@ export function makeReservoir(rand: Rand, chars = 8 * 1024 * 1024): string {
 /** A line-aligned slice of about `chars` characters (never splits a surrogate pair or an escape). */
 export function bodyText(reservoir: string, rand: Rand, chars: number): string {
   if (chars >= reservoir.length) {
-    return reservoir.repeat(Math.ceil(chars / reservoir.length)).slice(0, chars).replace(/[\ud800-\udbff]$/, "");
+    return reservoir
+      .repeat(Math.ceil(chars / reservoir.length))
+      .slice(0, chars)
+      .replace(/[\ud800-\udbff]$/, "");
   }
   let start = reservoir.indexOf("\n", Math.floor(rand() * (reservoir.length - chars)));
   start = start < 0 ? 0 : start + 1;
@@ -270,7 +279,8 @@ export function writeDocument(spec: DocSpec): DocStats {
         if (name === "editor") {
           input = { command: "create", path: `src/${turn}.ts`, file_text: MARK };
           bodies.push(text(1500, 60_000));
-        } else if (name === "run_commands") input = { commands: ["npm test -- --reporter=dot", "git status"] };
+        } else if (name === "run_commands")
+          input = { commands: ["npm test -- --reporter=dot", "git status"] };
         else if (name === "read_files") input = { paths: [`src/module_${turn}.ts`] };
         else input = { query: `where is ${turn} defined` };
         content.push({ type: "tool_use", id, name, input });
@@ -319,7 +329,8 @@ export function writeDocument(spec: DocSpec): DocStats {
       }
     }
     sink.put("\n  ]");
-    if (spec.agent === "lead") sink.put(`,\n  "system_prompt": ${JSON.stringify(bodyText(res, rand, 12_000))}`);
+    if (spec.agent === "lead")
+      sink.put(`,\n  "system_prompt": ${JSON.stringify(bodyText(res, rand, 12_000))}`);
     sink.put("\n}\n");
     sink.flush();
   } finally {
@@ -351,12 +362,13 @@ export interface CorpusDoc {
   readonly stats: DocStats;
 }
 
+/** What was written. `docs` and `events` follow later rewrites made with appendToDocument. */
 export interface Corpus {
   readonly tree: ClineTree;
   readonly rootIds: readonly string[];
-  readonly docs: readonly CorpusDoc[];
+  docs: CorpusDoc[];
   readonly bytes: number;
-  readonly events: number;
+  events: number;
   readonly toolUses: number;
   readonly generateMs: number;
 }
@@ -532,6 +544,16 @@ export function writeIndex(dbDir: string, rows: readonly Record<string, string |
   } finally {
     db.close();
   }
+}
+
+/** Appends `more` turns to `corpus.docs[index]` (see appendTurns) and keeps the corpus totals right. */
+export function appendToDocument(corpus: Corpus, index: number, more: number): CorpusDoc {
+  const old = corpus.docs[index];
+  if (old === undefined) throw new RangeError(`no document ${index}`);
+  const next = appendTurns(old, more);
+  corpus.docs[index] = next;
+  corpus.events += next.stats.events - old.stats.events;
+  return next;
 }
 
 /**

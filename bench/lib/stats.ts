@@ -33,7 +33,11 @@ export interface InterleaveOptions {
   readonly reps: number;
   /** Untimed rounds first, so every case runs JIT-optimized code when timed. */
   readonly warmup?: number;
-  /** Collect garbage before each timed run (default true). */
+  /**
+   * Force a full GC before each timed run (default false). Off by default: a full GC that
+   * frees every object of a shape lets V8 drop that shape and deoptimize the code built on it
+   * ("weak objects"), so the next run re-warms; measured 5x slower scans that way.
+   */
   readonly gcBetween?: boolean;
 }
 
@@ -47,7 +51,7 @@ export async function interleave<K extends string>(
   opts: InterleaveOptions,
 ): Promise<Record<K, number[]>> {
   const names = Object.keys(cases) as K[];
-  const gc = opts.gcBetween === false ? undefined : fullGcFunction();
+  const gc = opts.gcBetween === true ? fullGcFunction() : undefined;
   const out = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<K, number[]>;
   for (let w = 0; w < (opts.warmup ?? 1); w++) for (const n of names) await cases[n]();
   for (let r = 0; r < opts.reps; r++) {

@@ -1,8 +1,9 @@
 import { Command, Option } from "commander";
-import { createClineAdapter } from "../adapter/cline/adapter.ts";
+import { createClineSurfaces } from "../adapter/cline/captures/collect.ts";
 import { runPass } from "../collector/pass.ts";
 import { priceTableFor } from "../cost/table.ts";
 import { type GroupDim, Ledger, LedgerError } from "../ledger/ledger.ts";
+import { buildCapturesReport, renderCapturesTable } from "../report/captures.ts";
 import { buildReport, GROUP_DIMS, renderTable } from "../report/report.ts";
 import { configFrom, noClineDataMessage, summarizeProblems, withGlobalOptions } from "./common.ts";
 import { createProgress } from "./progress.ts";
@@ -17,9 +18,17 @@ export function reportCommand(): Command {
     )
     .option("--json", "print one JSON object { rows, totals } instead of a table")
     .option("--prices <file>", "price overrides (JSON, see docs/prices.md; default: $CLINE_OTEL_PRICES)")
-    .option("--no-collect", "only read the ledger; do not look at Cline's files first");
+    .option("--no-collect", "only read the ledger; do not look at Cline's files first")
+    .option(
+      "--captures",
+      "show Cline's provider-request captures instead: per session and iteration, each stage's estimated tokens and bytes and their growth",
+    )
+    .option(
+      "--capture-dir <dir>",
+      "also read captures here (default: $CLINE_OTEL_CAPTURE_DIR; always: $CLINE_CAPTURE_DIR or $CLINE_DATA_DIR/provider-request-captures, and <data>/provider-request-captures)",
+    );
   withGlobalOptions(cmd);
-  cmd.action(async (opts: { by: GroupDim[]; json?: boolean; collect: boolean }) => {
+  cmd.action(async (opts: { by: GroupDim[]; json?: boolean; collect: boolean; captures?: boolean }) => {
     const config = configFrom(cmd);
     const prices = priceTableFor(config.prices);
     const missing = noClineDataMessage(config);
@@ -38,7 +47,8 @@ export function reportCommand(): Command {
     try {
       if (collect) {
         const progress = createProgress(process.stderr, "collecting");
-        const pass = await runPass(createClineAdapter(config.cline), ledger, { onProgress: progress.update });
+        const adapter = createClineSurfaces(config.cline, config.captureDirs, ledger);
+        const pass = await runPass(adapter, ledger, { onProgress: progress.update });
         progress.finish();
         const lines = summarizeProblems(pass.problems);
         if (lines.length > 0) {
@@ -46,6 +56,12 @@ export function reportCommand(): Command {
             `skipped or rejected (counted, see --log-level debug for all):\n  ${lines.join("\n  ")}\n`,
           );
         }
+      }
+      if (opts.captures) {
+        const captures = buildCapturesReport(ledger.captureRows());
+        if (opts.json) process.stdout.write(`${JSON.stringify(captures)}\n`);
+        else process.stdout.write(`${renderCapturesTable(captures)}\n`);
+        return;
       }
       const report = buildReport(ledger, opts.by, prices);
       if (opts.json)

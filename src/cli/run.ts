@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DiagLogLevel, diag } from "@opentelemetry/api";
 import { Command, Option } from "commander";
-import { createClineAdapter } from "../adapter/cline/adapter.ts";
+import { createClineSurfaces } from "../adapter/cline/captures/collect.ts";
 import { CollectorLoop } from "../collector/loop.ts";
 import type { Config } from "../config/config.ts";
 import { ExportPipeline, type FlushOutcome } from "../export/pipeline.ts";
@@ -38,6 +38,10 @@ export function runCommand(): Command {
     .option(
       "--prices <file>",
       "JSON price file merged over the bundled catalog (default: $CLINE_OTEL_PRICES)",
+    )
+    .option(
+      "--capture-dir <dir>",
+      "also read Cline's provider-request captures here (default: $CLINE_OTEL_CAPTURE_DIR)",
     );
   withGlobalOptions(cmd);
   cmd.action(async (opts: { once?: boolean }) => {
@@ -76,7 +80,7 @@ async function runOnce(
   logger: Logger,
 ): Promise<void> {
   const progress = createProgress(process.stderr, "collecting");
-  const loop = new CollectorLoop(createClineAdapter(config.cline), ledger, {
+  const loop = new CollectorLoop(createClineSurfaces(config.cline, config.captureDirs, ledger), ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
     progress,
@@ -103,7 +107,7 @@ async function runDaemon(
   logger: Logger,
 ): Promise<void> {
   const c = config.cline;
-  const loop = new CollectorLoop(createClineAdapter(c), ledger, {
+  const loop = new CollectorLoop(createClineSurfaces(c, config.captureDirs, ledger), ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
     watch: config.watch ? { sessionsDir: c.sessions.path, dbDir: c.db.path } : undefined,

@@ -202,3 +202,25 @@ describe("index caching", () => {
     }
   });
 });
+
+describe("index paths from another machine", () => {
+  it("rebases messages_path onto the sessions dir when the stored path is gone, keeping the row's metadata", async () => {
+    const d = mkdtempSync(join(tmpdir(), "rebase-"));
+    try {
+      const t = makeTree(join(d, "home"), [
+        { id: "r1", cwd: "/proj", messages: [{ id: "m", metrics: M(5, 1) }], sidecar: false },
+      ]);
+      const db = new Database(join(t.dbDir, "sessions.db"));
+      db.prepare("UPDATE sessions SET messages_path = '/elsewhere/sessions/r1/r1.messages.json'").run();
+      db.close();
+      const l = Ledger.open(join(d, "state"));
+      const r = await runPass(createClineAdapter(resolveClinePaths({}, {}, t.home)), l);
+      expect(r.problems).toEqual([]);
+      expect(r.eventsAdded).toBe(1);
+      expect(l.groupedEvents(["project"])[0]?.project).toBe("/proj");
+      l.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});

@@ -22,7 +22,7 @@ import {
   resumeCline,
   runCline,
 } from "../../fixtures/harness/run-cline.ts";
-import { Ledger, LedgerError } from "../../src/ledger/ledger.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
 import { cumulativeTotals, type Receiver, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
 import { startDaemon } from "./helpers/cli.ts";
 import { componentsOf } from "./helpers/sessions.ts";
@@ -129,20 +129,8 @@ describe.runIf(available)("live: the real Cline CLI with cline-otel run watching
         OTEL_METRIC_EXPORT_INTERVAL: "500",
         CLINE_OTEL_LOG_LEVEL: "info",
       });
-      await until(
-        "the daemon's ledger",
-        () => {
-          try {
-            Ledger.open(stateDir, { readOnly: true }).close();
-            return true;
-          } catch (e) {
-            // Not created yet: keep waiting; anything else is a real failure.
-            if (e instanceof LedgerError && e.code === "io") return undefined;
-            throw e;
-          }
-        },
-        20_000,
-      );
+      const d = daemon;
+      await until("the daemon to start", () => (d.log().includes("running:") ? true : undefined), 20_000);
       const env = { CLINE_DATA_DIR: dataDir };
       const latencies: string[] = [];
       /** Time from the end of a CLI run until the daemon's ledger holds `events` events. */

@@ -1,5 +1,5 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
-import { basename, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { scanFile } from "../../scan/scanner.ts";
 import { isWrongType } from "../../scan/schema.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
@@ -16,6 +16,19 @@ export function indexDocumentPath(row: IndexRow, sessionsDir: string): string | 
   const p = row.messagesPath;
   if (p === null || p === "") return undefined;
   return isAbsolute(p) ? resolve(p) : resolve(sessionsDir, p);
+}
+
+/**
+ * Where an index row's document really is: `messages_path` as stored, or, when that is
+ * gone (a data dir moved, restored from backup, mounted into a container), the same
+ * `<root>/<file>` under the sessions dir we were given.
+ */
+export function locateIndexedDocument(row: IndexRow, sessionsDir: string): string | undefined {
+  const stored = indexDocumentPath(row, sessionsDir);
+  if (stored === undefined || !stored.endsWith(SUFFIX)) return undefined;
+  if (regularFile(stored)) return stored;
+  const rebased = join(sessionsDir, basename(dirname(stored)), basename(stored));
+  return regularFile(rebased) ? rebased : undefined;
 }
 
 function regularFile(path: string): boolean {
@@ -121,14 +134,15 @@ export async function discoverCline(
 
   const seen = new Set<string>();
   for (const row of index.rows) {
-    const p = indexDocumentPath(row, sessionsDir);
-    if (p === undefined) continue;
-    if (!p.endsWith(SUFFIX) || !regularFile(p)) {
-      problems.push({
-        path: p,
-        code: "index-path-unusable",
-        detail: `session ${row.sessionId}: messages_path is not a readable *.messages.json file (the sessions walk still looks for it)`,
-      });
+    const p = locateIndexedDocument(row, sessionsDir);
+    if (p === undefined) {
+      if (row.messagesPath !== null && row.messagesPath !== "") {
+        problems.push({
+          path: row.messagesPath,
+          code: "index-path-unusable",
+          detail: `session ${row.sessionId}: messages_path is not a readable *.messages.json file (the sessions walk still looks for it)`,
+        });
+      }
       continue;
     }
     const real = canonical(p);

@@ -46,5 +46,11 @@ export function collect(child: ChildProcess, t0: number, timeoutMs: number): Pro
 export function startDaemon(args: string[], env: Record<string, string>, timeoutMs = 120_000) {
   const t0 = performance.now();
   const child = spawnCli(args, env, { stdio: ["ignore", "pipe", "pipe"] });
-  return { child, done: collect(child, t0, timeoutMs) };
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  /** Everything the daemon logged so far. */
+  const log = () => stderr;
+  return { child, log, done: collect(child, t0, timeoutMs) };
 }

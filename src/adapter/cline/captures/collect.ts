@@ -9,6 +9,7 @@ import { basename } from "node:path";
 import { ScanError, scanFile } from "../../../scan/scanner.ts";
 import { isWrongType } from "../../../scan/schema.ts";
 import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
+import { createClineAdapter } from "../adapter.ts";
 import { cachedIndexReader } from "../discover.ts";
 import type { IndexReadResult } from "../index-db.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
@@ -197,4 +198,19 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
     collect: (s) => pick(s).collect(s),
     collectIncremental: (s, cp) => pick(s).collectIncremental(s, cp),
   };
+}
+
+/**
+ * What `report` and `run` collect: the messages documents of Cline's sessions tree and index,
+ * plus the capture files of every capture dir that exists (none is the normal case).
+ */
+export function createClineSurfaces(
+  cline: ClinePaths,
+  captureDirs: readonly ResolvedPath[],
+  checkpoints?: CheckpointPruner,
+): Adapter {
+  return withCaptures(
+    createClineAdapter(cline),
+    createClineCapturesAdapter({ dirs: captureDirs, cline, ...(checkpoints ? { checkpoints } : {}) }),
+  );
 }

@@ -1,0 +1,219 @@
+/**
+ * The performance benchmark suite: `npm run bench [-- <case ...>] [--quick] [--reps N]`.
+ *
+ * Cases (default: all, in this order):
+ *   scan      1. scanner vs readFileSync+JSON.parse vs raw readFileSync on a ~70 MB document
+ *   backfill  2. full collection of 2,000 sessions (~2 GB) vs reading them raw; events/s, peak RSS
+ *   idle      3. idle pass over 10,000 sessions vs a readdir+stat walk; a pass with one changed
+ *   pickup    4. daemon (`cline-otel run`) pick-up latency of a rewritten document
+ *   export    5. export at 1,000 and 10,000 sessions (bench/export.ts)
+ *   huge      6. peak RSS collecting one 1 GB document
+ * Self-contained: corpora are generated under one temp dir and deleted, whatever happens.
+ * Prints ONE table of medians and of ratios measured in the same run (absolute times on a
+ * shared machine mean little), and writes it all as JSON to .bench-out/.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { backfillCase, hugeCase } from "./cases/backfill.ts";
+import { exportCase } from "./cases/export.ts";
+import { idleCase } from "./cases/idle.ts";
+import { pickupCase } from "./cases/pickup.ts";
+import { scanCase } from "./cases/scan.ts";
+import { type Corpus, writeCorpus } from "./lib/corpus.ts";
+import { type CaseResult, type Row, renderTable } from "./lib/report.ts";
+import { fmt, MiB } from "./lib/stats.ts";
+
+export const CASES = ["scan", "backfill", "idle", "pickup", "export", "huge"] as const;
+export type CaseName = (typeof CASES)[number];
+
+export interface Sizes {
+  readonly scanMB: number;
+  readonly scanReps: number;
+  readonly backfillSessions: number;
+  readonly backfillBytes: number;
+  readonly backfillReps: number;
+  readonly historySessions: number;
+  readonly historyBytesPerSession: number;
+  readonly idleReps: number;
+  readonly pickupReps: number;
+  readonly exportSessions: readonly number[];
+  readonly hugeBytes: number;
+  readonly hugeReps: number;
+}
+
+export const FULL: Sizes = {
+  scanMB: 70,
+  scanReps: 5,
+  backfillSessions: 2000,
+  backfillBytes: 2 * 1024 * MiB,
+  backfillReps: 3,
+  historySessions: 10_000,
+  historyBytesPerSession: 20 * 1024,
+  idleReps: 7,
+  pickupReps: 5,
+  exportSessions: [1000, 10_000],
+  hugeBytes: 1024 * MiB,
+  hugeReps: 2,
+};
+
+/** A smoke run of every case in about a minute (numbers indicative only). */
+export const QUICK: Sizes = {
+  scanMB: 20,
+  scanReps: 3,
+  backfillSessions: 200,
+  backfillBytes: 200 * MiB,
+  backfillReps: 2,
+  historySessions: 1000,
+  historyBytesPerSession: 20 * 1024,
+  idleReps: 3,
+  pickupReps: 3,
+  exportSessions: [1000],
+  hugeBytes: 200 * MiB,
+  hugeReps: 1,
+};
+
+/** Parses the command line; unknown case names are an error. */
+export function parseCommandLine(argv: readonly string[]): { cases: CaseName[]; sizes: Sizes; out: string } {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      quick: { type: "boolean", default: false },
+      reps: { type: "string" },
+      out: { type: "string", default: ".bench-out" },
+    },
+  });
+  for (const p of positionals) {
+    if (!(CASES as readonly string[]).includes(p)) {
+      throw new Error(`unknown case "${p}"; cases: ${CASES.join(", ")}`);
+    }
+  }
+  let sizes = values.quick ? QUICK : FULL;
+  if (values.reps !== undefined) {
+    const n = Number(values.reps);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--reps wants a positive integer, got ${values.reps}`);
+    sizes = {
+      ...sizes,
+      scanReps: n,
+      backfillReps: n,
+      idleReps: n,
+      pickupReps: n,
+      hugeReps: n,
+    };
+  }
+  const cases = positionals.length === 0 ? [...CASES] : CASES.filter((c) => positionals.includes(c));
+  return { cases, sizes, out: values.out as string };
+}
+
+async function main(): Promise<number> {
+  const { cases, sizes, out } = parseCommandLine(process.argv.slice(2));
+  const tmp = mkdtempSync(join(tmpdir(), "cline-otel-bench-"));
+  const cleanup = (): void => rmSync(tmp, { recursive: true, force: true });
+  const onSignal = (sig: NodeJS.Signals): void => {
+    cleanup();
+    process.stderr.write(`\n${sig}: benchmark corpora removed\n`);
+    process.exit(130);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const started = new Date();
+  const load0 = loadavg();
+  const results: CaseResult[] = [];
+  const errors: Row[] = [];
+  let history: Corpus | undefined;
+  const getHistory = (): Corpus => {
+    history ??= writeCorpus(join(tmp, "history", "home"), {
+      sessions: sizes.historySessions,
+      totalBytes: sizes.historySessions * sizes.historyBytesPerSession,
+      sizeSigma: 1.2,
+      maxDocShare: 0.01,
+      seed: 3,
+    });
+    return history;
+  };
+  try {
+    for (const name of cases) {
+      const t = performance.now();
+      process.stderr.write(`bench: ${name}...\n`);
+      try {
+        const r = await runCase(name, sizes, tmp, getHistory);
+        results.push(r);
+      } catch (e) {
+        errors.push({
+          case: name,
+          measure: `ERROR: ${(e as Error).message.split("\n")[0]}`,
+          value: "",
+          ok: false,
+        });
+        process.stderr.write(`bench: ${name} failed: ${(e as Error).stack ?? String(e)}\n`);
+      }
+      process.stderr.write(`bench: ${name} done in ${fmt((performance.now() - t) / 1000, 0)} s\n`);
+    }
+  } finally {
+    cleanup();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  const rows = [...results.flatMap((r) => r.rows), ...errors];
+  const notes = results.flatMap((r) => r.notes);
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "",
+    node: process.version,
+    platform: process.platform,
+    totalMemGB: Number(fmt(totalmem() / 1024 ** 3, 1)),
+    loadavgStart: load0,
+    loadavgEnd: loadavg(),
+  };
+  console.log(
+    `\ncline-otel benchmarks, ${started.toISOString()}, ${machine.cpus} cores, Node ${machine.node}, ` +
+      `load ${fmt(load0[0] ?? 0)} -> ${fmt(machine.loadavgEnd[0] ?? 0)}\n`,
+  );
+  console.log(renderTable(rows));
+  console.log(`\n${notes.join("\n")}`);
+  mkdirSync(out, { recursive: true });
+  const json = JSON.stringify(
+    { startedAt: started.toISOString(), machine, sizes, cases, rows, notes, data: results },
+    null,
+    2,
+  );
+  const stamp = started.toISOString().replace(/[:.]/g, "-");
+  writeFileSync(join(out, `bench-${stamp}.json`), json);
+  writeFileSync(join(out, "latest.json"), json);
+  console.log(`\nwritten: ${join(out, `bench-${stamp}.json`)}`);
+  return errors.length > 0 ? 1 : 0;
+}
+
+async function runCase(
+  name: CaseName,
+  sizes: Sizes,
+  tmp: string,
+  history: () => Corpus,
+): Promise<CaseResult> {
+  switch (name) {
+    case "scan":
+      return scanCase({ tmp, sizeMB: sizes.scanMB, reps: sizes.scanReps });
+    case "backfill":
+      return backfillCase({
+        tmp,
+        sessions: sizes.backfillSessions,
+        totalBytes: sizes.backfillBytes,
+        reps: sizes.backfillReps,
+      });
+    case "idle":
+      return idleCase(history(), tmp, sizes.idleReps);
+    case "pickup":
+      return pickupCase(history(), tmp, sizes.pickupReps);
+    case "export":
+      return exportCase(sizes.exportSessions);
+    case "huge":
+      return hugeCase({ tmp, bytes: sizes.hugeBytes, reps: sizes.hugeReps });
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  process.exitCode = await main();
+}
