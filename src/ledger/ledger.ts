@@ -148,6 +148,16 @@ export class Ledger {
           "io",
         );
       const db = openDb(path, true);
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version === 0 || version > SCHEMA_VERSION) {
+        db.close();
+        throw new LedgerError(
+          version === 0
+            ? `the ledger ${path} is still being created by another cline-otel process; try again in a moment`
+            : `the ledger ${path} has schema version ${version}, newer than this cline-otel understands (${SCHEMA_VERSION}); upgrade cline-otel`,
+          version === 0 ? "io" : "too-new",
+        );
+      }
       return new Ledger(path, db, undefined, now);
     }
     ensurePrivateDir(stateDir);

@@ -167,3 +167,15 @@ describe("Ledger", () => {
     l.close();
   });
 });
+
+describe("read-only opens", () => {
+  it("a ledger still being created gives a clear LedgerError, not a raw SQLite error", () => {
+    const d = mkdtempSync(join(tmpdir(), "ro-ledger-"));
+    try {
+      new Database(join(d, LEDGER_FILE)).close();
+      expect(() => Ledger.open(d, { readOnly: true })).toThrowError(/still being created/);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
