@@ -25,7 +25,9 @@ export function identityFromPath(path: string): { sessionId: string; agent: stri
   const stem = file.endsWith(SUFFIX) ? file.slice(0, -SUFFIX.length) : file;
   const root = basename(dirname(path));
   if (stem === root) return { sessionId: root, agent: "lead", rootSessionId: root };
-  const teammate = /__[A-Za-z0-9]{6}$/.test(stem);
+  // Teammate files are `<agentId>__<rand6>` where rand6 is nanoid-like (it can hold `_` and `-`);
+  // spawn_agent ids (`agent_<ms>_<6>`) never contain a double underscore.
+  const teammate = stem.includes("__");
   return teammate
     ? { sessionId: `${root}__teamtask__${stem}`, agent: "teammate", rootSessionId: root }
     : { sessionId: `${root}__${stem}`, agent: "subagent", rootSessionId: root };

@@ -53,6 +53,8 @@ describe("identityFromPath", () => {
     [PATH, "1796018194209_nfmy0", "lead"],
     ["/s/R/agent_1796_abcdef.messages.json", "R__agent_1796_abcdef", "subagent"],
     ["/s/R/helper__x1Y2z3.messages.json", "R__teamtask__helper__x1Y2z3", "teammate"],
+    ["/s/R/helper__MPa2_O.messages.json", "R__teamtask__helper__MPa2_O", "teammate"],
+    ["/s/R/agent_1796023883952_wt96rl.messages.json", "R__agent_1796023883952_wt96rl", "subagent"],
   ])("%s", (path, sessionId, agent) => {
     const id = identityFromPath(path);
     expect(id.sessionId).toBe(sessionId);

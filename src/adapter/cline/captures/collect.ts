@@ -6,7 +6,7 @@
  */
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import { ScanError, scanFile } from "../../../scan/scanner.ts";
+import { ScanError, type ScanFileOptions, scanFile } from "../../../scan/scanner.ts";
 import { isWrongType } from "../../../scan/schema.ts";
 import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
 import { createClineAdapter } from "../adapter.ts";
@@ -73,13 +73,32 @@ function isEnoent(e: unknown): boolean {
   );
 }
 
+/** Summary captures are a few KB; a full one with a large payload can be hundreds of MB. */
+const SMALL_CAPTURE_BYTES = 1024 * 1024;
+
+/**
+ * Small files are scanned with one small buffer and `indexOf` (setting up the 2 x 2 MiB wasm
+ * arena costs ~10x the scan of a 2 KB capture); large ones with the default chunked wasm skipper.
+ * An unknown size (stat failed) takes the default; the scan itself then reports the problem.
+ */
+export function scanOptionsFor(path: string): ScanFileOptions {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    // The scan that follows meets the same error and classifies it (vanished, unreadable).
+    return {};
+  }
+  return size <= SMALL_CAPTURE_BYTES ? { chunkBytes: 64 * 1024, skipper: "indexOf" } : {};
+}
+
 /** Reads one capture file in full: the allow-listed fields only, whatever its size. */
 export async function collectCapture(source: Source, resolver: SessionResolver): Promise<Observation> {
   const name = parseCaptureFileName(basename(source.path));
   if (name === undefined) return failed(source, "capture-name-unparsed", "not a capture file name");
   let result: Awaited<ReturnType<typeof scanFile<typeof captureRecordSchema>>>;
   try {
-    result = await scanFile(source.path, captureRecordSchema);
+    result = await scanFile(source.path, captureRecordSchema, scanOptionsFor(source.path));
   } catch (e) {
     if (isEnoent(e)) return vanished(source);
     if (!(e instanceof ScanError)) throw e;

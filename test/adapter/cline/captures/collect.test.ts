@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   createClineCapturesAdapter,
   createClineSurfaces,
+  scanOptionsFor,
 } from "../../../../src/adapter/cline/captures/collect.ts";
 import { resolveCaptureDirs } from "../../../../src/adapter/cline/captures/paths.ts";
 import { resolveClinePaths } from "../../../../src/adapter/cline/paths.ts";
@@ -256,5 +257,14 @@ describe("edge cases", () => {
       [2, 2],
     ]);
     expect(ledger.captureSeries()[0]).toMatchObject({ captures: 2, retries: 1 });
+  });
+
+  it("small captures are scanned with a small buffer, large ones with the chunked default", () => {
+    const small = writeCapture(dir, "cap_small", 1);
+    const large = join(dir, "large.json");
+    writeFileSync(large, Buffer.alloc(1024 * 1024 + 1, 0x20));
+    expect(scanOptionsFor(small)).toEqual({ chunkBytes: 65536, skipper: "indexOf" });
+    expect(scanOptionsFor(large)).toEqual({});
+    expect(scanOptionsFor(join(dir, "missing"))).toEqual({});
   });
 });
