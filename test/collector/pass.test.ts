@@ -14,9 +14,11 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { createClineSurfaces } from "../../src/adapter/cline/captures/collect.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
+import { writeCapture } from "../adapter/cline/captures/helpers.ts";
 import { type MsgSpec, makeTree, messagesDoc, type Tree } from "../helpers/cline-tree.ts";
 
 const M = (i: number, o: number) => ({
@@ -60,6 +62,29 @@ describe("runPass", () => {
     expect(a).toMatchObject({ sources: 2, read: 2, unchanged: 0, failed: 0, eventsAdded: 3 });
     const b = await runPass(adapter(), ledger);
     expect(b).toMatchObject({ sources: 2, read: 0, unchanged: 2, eventsAdded: 0 });
+  });
+
+  it("counts capture files apart from message documents; a pass without any has no capture counts", async () => {
+    expect((await runPass(adapter(), ledger)).captures).toBeUndefined();
+    const caps = join(dir, "caps");
+    mkdirSync(caps);
+    writeCapture(caps, "cap_a", 1);
+    writeCapture(caps, "cap_a", 1, { stage: "wire_request" });
+    const surfaces = () =>
+      createClineSurfaces(
+        resolveClinePaths({}, {}, tree.home),
+        [{ path: caps, origin: "flag", via: "--capture-dir" }],
+        ledger,
+      );
+    rewrite("s2", [
+      { id: "m1", metrics: M(30, 3) },
+      { id: "m2", metrics: M(1, 1) },
+    ]);
+    const a = await runPass(surfaces(), ledger);
+    expect(a).toMatchObject({ sources: 4, read: 3, unchanged: 1, eventsAdded: 1 });
+    expect(a.captures).toEqual({ files: 2, read: 2, added: 2 });
+    const b = await runPass(surfaces(), ledger);
+    expect(b).toMatchObject({ sources: 4, read: 0, captures: { files: 2, read: 0, added: 0 } });
   });
 
   it("restart: stop, write more, restart, expect only the new", async () => {
@@ -219,6 +244,26 @@ describe("index paths from another machine", () => {
       expect(r.eventsAdded).toBe(1);
       expect(l.groupedEvents(["project"])[0]?.project).toBe("/proj");
       l.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("sidecar caching", () => {
+  it("reads an unindexed session's sidecar once, and again only after it changed", async () => {
+    const { discoverCline } = await import("../../src/adapter/cline/discover.ts");
+    const d = mkdtempSync(join(tmpdir(), "sidecar-"));
+    try {
+      const t = makeTree(join(d, "home"), [{ id: "u1", cwd: "/first", messages: [], indexed: false }]);
+      const paths = resolveClinePaths({}, {}, t.home);
+      const cache = new Map();
+      const projectOf = async () => (await discoverCline(paths, undefined, cache)).sources[0]?.hint.project;
+      expect(await projectOf()).toBe("/first");
+      expect(cache.size).toBe(1);
+      const sidecar = join(t.sessionsDir, "u1", "u1.json");
+      writeFileSync(sidecar, JSON.stringify({ session_id: "u1", cwd: "/second/longer" }));
+      expect(await projectOf()).toBe("/second/longer");
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { type FileStat, ScanError, scanFile } from "../../scan/scanner.ts";
 import type { Adapter, Observation, Source, SourceCheckpoint } from "../types.ts";
-import { cachedIndexReader, discoverCline } from "./discover.ts";
+import { cachedIndexReader, discoverCline, type SidecarCache } from "./discover.ts";
 import { parseMessagesDocument } from "./parser.ts";
 import type { ClinePaths } from "./paths.ts";
 import { messagesDocumentSchema } from "./schema.ts";
@@ -69,11 +69,12 @@ export async function collectDocument(source: Source): Promise<Observation> {
 
 export function createClineAdapter(paths: ClinePaths): Adapter {
   const readIndex = cachedIndexReader();
+  const sidecars: SidecarCache = new Map();
   return {
     id: CLINE_ADAPTER_ID,
     displayName: "Cline CLI",
     capabilities: () => ({ cost: "computed", activity: "exact-join" }),
-    discover: () => discoverCline(paths, readIndex),
+    discover: () => discoverCline(paths, readIndex, sidecars),
     collect: collectDocument,
     async collectIncremental(source, checkpoint) {
       let s: FileStat;

@@ -42,7 +42,8 @@ function regularFile(path: string): boolean {
 
 function canonical(path: string): string {
   try {
-    return realpathSync(path);
+    // The native realpath is several times faster than the JS one on a walk of thousands.
+    return realpathSync.native(path);
   } catch {
     return resolve(path);
   }
@@ -89,23 +90,36 @@ function isDir(p: string): boolean {
   }
 }
 
-/** The project of a walked document: its root session's index row, else the root's sidecar cwd. */
+/** Sidecar cwds remembered across passes, keyed by the sidecar's size, mtime and inode. */
+export type SidecarCache = Map<string, { readonly key: string; readonly cwd: string | undefined }>;
+
+/**
+ * The project of a walked document: its root session's index row, else the root's
+ * sidecar cwd. A sidecar is scanned again only when it changed, so an idle pass over
+ * thousands of unindexed sessions does not re-read thousands of sidecars.
+ */
 async function sidecarCwd(
   sessionDir: string,
   rootId: string,
   problems: Problem[],
+  cache: SidecarCache,
 ): Promise<string | undefined> {
   const path = join(sessionDir, `${rootId}.json`);
-  if (!regularFile(path)) return undefined;
-  try {
-    const r = await scanFile(path, sidecarSchema);
-    const v = r.value;
-    if (v === undefined || isWrongType(v)) return undefined;
-    return typeof v.cwd === "string" ? v.cwd : undefined;
-  } catch (e) {
-    problems.push({ path, code: "unreadable-sidecar", detail: (e as Error).message });
-    return undefined;
+  const key = statKey(path);
+  const hit = cache.get(path);
+  if (hit !== undefined && hit.key === key) return hit.cwd;
+  let cwd: string | undefined;
+  if (regularFile(path)) {
+    try {
+      const v = (await scanFile(path, sidecarSchema)).value;
+      cwd = v !== undefined && !isWrongType(v) && typeof v.cwd === "string" ? v.cwd : undefined;
+    } catch (e) {
+      problems.push({ path, code: "unreadable-sidecar", detail: (e as Error).message });
+      return undefined; // not cached: a torn sidecar is retried next pass
+    }
   }
+  cache.set(path, { key, cwd });
+  return cwd;
 }
 
 /**
@@ -116,6 +130,7 @@ async function sidecarCwd(
 export async function discoverCline(
   paths: ClinePaths,
   readIndex: (dbDir: string) => IndexReadResult = readSessionIndex,
+  sidecars: SidecarCache = new Map(),
 ): Promise<DiscoverResult> {
   const problems: Problem[] = [];
   const sources: Source[] = [];
@@ -169,7 +184,7 @@ export async function discoverCline(
     let project = byId.get(id.rootSessionId)?.cwd ?? undefined;
     if (project === undefined) {
       if (!cwdCache.has(id.rootSessionId)) {
-        cwdCache.set(id.rootSessionId, await sidecarCwd(dir, id.rootSessionId, problems));
+        cwdCache.set(id.rootSessionId, await sidecarCwd(dir, id.rootSessionId, problems, sidecars));
       }
       project = cwdCache.get(id.rootSessionId);
     }

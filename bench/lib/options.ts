@@ -1,0 +1,85 @@
+/** The benchmark's command line: which cases, at which sizes, how many rounds. */
+import { parseArgs } from "node:util";
+import { MiB } from "./stats.ts";
+
+export const CASES = ["scan", "backfill", "idle", "pickup", "export", "huge"] as const;
+export type CaseName = (typeof CASES)[number];
+
+export interface Sizes {
+  readonly scanMB: number;
+  readonly scanReps: number;
+  readonly backfillSessions: number;
+  readonly backfillBytes: number;
+  readonly backfillReps: number;
+  readonly historySessions: number;
+  readonly historyBytesPerSession: number;
+  readonly idleReps: number;
+  readonly pickupReps: number;
+  readonly exportSessions: readonly number[];
+  readonly hugeBytes: number;
+  readonly hugeReps: number;
+}
+
+export const FULL: Sizes = {
+  scanMB: 70,
+  scanReps: 5,
+  backfillSessions: 2000,
+  backfillBytes: 2 * 1024 * MiB,
+  backfillReps: 3,
+  historySessions: 10_000,
+  historyBytesPerSession: 20 * 1024,
+  idleReps: 7,
+  pickupReps: 5,
+  exportSessions: [1000, 10_000],
+  hugeBytes: 1024 * MiB,
+  hugeReps: 2,
+};
+
+/** A smoke run of every case in about a minute (numbers indicative only). */
+export const QUICK: Sizes = {
+  scanMB: 20,
+  scanReps: 3,
+  backfillSessions: 200,
+  backfillBytes: 200 * MiB,
+  backfillReps: 2,
+  historySessions: 1000,
+  historyBytesPerSession: 20 * 1024,
+  idleReps: 3,
+  pickupReps: 3,
+  exportSessions: [1000],
+  hugeBytes: 200 * MiB,
+  hugeReps: 1,
+};
+
+/** Parses the command line; unknown case names are an error. */
+export function parseCommandLine(argv: readonly string[]): { cases: CaseName[]; sizes: Sizes; out: string } {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      quick: { type: "boolean", default: false },
+      reps: { type: "string" },
+      out: { type: "string", default: ".bench-out" },
+    },
+  });
+  for (const p of positionals) {
+    if (!(CASES as readonly string[]).includes(p)) {
+      throw new Error(`unknown case "${p}"; cases: ${CASES.join(", ")}`);
+    }
+  }
+  let sizes = values.quick ? QUICK : FULL;
+  if (values.reps !== undefined) {
+    const n = Number(values.reps);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--reps wants a positive integer, got ${values.reps}`);
+    sizes = {
+      ...sizes,
+      scanReps: n,
+      backfillReps: n,
+      idleReps: n,
+      pickupReps: n,
+      hugeReps: n,
+    };
+  }
+  const cases = positionals.length === 0 ? [...CASES] : CASES.filter((c) => positionals.includes(c));
+  return { cases, sizes, out: values.out as string };
+}
