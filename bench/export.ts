@@ -5,7 +5,9 @@
  * through the real OTLP exporters (http/protobuf and http/json) to a local receiver that counts
  * bytes. Each size runs in its own child process so RSS numbers are not mixed. Reports exported
  * series per metric, payload bytes (raw and gzip), ledger read (collect) time, collect+export wall
- * time, and RSS.
+ * time, and RSS. Then the idle case: a ledger of the same size whose events are 30 days old (a
+ * first run over a long history), exported once, then again with nothing new: what the idle
+ * export still sends is what the series TTL did not drop.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { resolveConfig } from "../src/config/config.ts";
 import { DeliveryTracker } from "../src/export/delivery.ts";
-import { ExportPipeline } from "../src/export/pipeline.ts";
+import { ExportPipeline, otlpExporterKey } from "../src/export/pipeline.ts";
 import { buildPriceLookup } from "../src/export/price-lookup.ts";
 import { LedgerMetricProducer } from "../src/export/producer.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
@@ -42,6 +44,25 @@ export interface ExportBenchResult {
    * the same process but keeps only sizes; gzipping each request adds to the peak a little. */
   readonly rssMB: number;
   readonly maxRssMB: number;
+  readonly idle: IdleExportResult;
+}
+
+/** One export of the idle case (http/protobuf). */
+export interface IdleExport {
+  readonly points: number;
+  readonly bytes: number;
+  readonly gzipBytes: number;
+  readonly requests: number;
+  readonly ok: boolean;
+}
+
+export interface IdleExportResult {
+  /** Age of every event: older than the default series TTL (7 days). */
+  readonly eventAgeDays: number;
+  /** The export right after the backfill: every series is new to the backend. */
+  readonly first: IdleExport;
+  /** The next export, with nothing new in the ledger. */
+  readonly idle: IdleExport;
 }
 
 export interface ProtocolResult {
@@ -72,6 +93,74 @@ async function receiver() {
     bodies,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+const EVENT_AGE_DAYS = 30;
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * The idle case: `sessions` sessions whose events are EVENT_AGE_DAYS old, ingested now, exported
+ * twice over http/protobuf with nothing new in between.
+ */
+export async function measureIdleExport(sessions: number): Promise<IdleExportResult> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-idle-"));
+  const ledger = Ledger.open(dir);
+  const rx = await receiver();
+  try {
+    fillLedger(ledger, { sessions, eventsPerSession: 4, timestampMs: Date.now() - EVENT_AGE_DAYS * DAY_MS });
+    const priceOf = buildPriceLookup(undefined);
+    const translate = { project: "path", includeSessionId: true, priceOf } as const;
+    const cfg = resolveConfig(
+      { stateDir: join(dir, "unused"), sessionsDir: join(dir, "s"), dbDir: join(dir, "d") },
+      {
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/protobuf",
+        OTEL_METRIC_EXPORT_INTERVAL: "3600000",
+        OTEL_METRIC_EXPORT_TIMEOUT: "120000",
+        OTEL_EXPORTER_OTLP_TIMEOUT: "120000",
+      },
+      dir,
+      dir,
+    );
+    const pipeline = await ExportPipeline.start(cfg.export, ledger, {
+      logger: silentLogger,
+      priceOf,
+      serviceVersion: "bench",
+    });
+    // What the pipeline's producer is about to send: the same exporter state, read without exporting.
+    const pointsDue = async (): Promise<number> => {
+      const probe = new LedgerMetricProducer(ledger, new DeliveryTracker(), {
+        exporter: otlpExporterKey(rx.url),
+        temporality: "cumulative",
+        seriesTtlMs: cfg.export.seriesTtlMs,
+        translate,
+      });
+      const c = await probe.collect();
+      return c.resourceMetrics.scopeMetrics
+        .flatMap((sm) => sm.metrics)
+        .reduce((x, m) => x + m.dataPoints.length, 0);
+    };
+    const once = async (): Promise<IdleExport> => {
+      const points = await pointsDue();
+      const outcome = await pipeline.flush();
+      const sent = rx.bodies.splice(0);
+      return {
+        points,
+        bytes: sent.reduce((x, b) => x + b.bytes, 0),
+        gzipBytes: sent.reduce((x, b) => x + b.gzipBytes, 0),
+        requests: sent.length,
+        ok: outcome.ok,
+      };
+    };
+    const first = await once();
+    const idle = await once();
+    await pipeline.shutdown();
+    return { eventAgeDays: EVENT_AGE_DAYS, first, idle };
+  } finally {
+    await rx.close();
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Measures one size in THIS process (the parent runs it in a child per size). */
@@ -135,6 +224,9 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
     };
     const protobuf = await run("http/protobuf");
     const json = await run("http/json");
+    const rssMB = process.memoryUsage().rss / 2 ** 20;
+    const maxRssMB = process.resourceUsage().maxRSS / 1024;
+    const idle = await measureIdleExport(sessions);
     return {
       sessions,
       events: filled.events,
@@ -145,8 +237,9 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
       collectMs,
       protobuf,
       json,
-      rssMB: process.memoryUsage().rss / 2 ** 20,
-      maxRssMB: process.resourceUsage().maxRSS / 1024,
+      rssMB,
+      maxRssMB,
+      idle,
     };
   } finally {
     ledger.close();
@@ -181,6 +274,10 @@ export function formatExportBench(results: readonly ExportBenchResult[]): string
       `  http/protobuf: ${mb(r.protobuf.bytes)} MiB (gzip ${mb(r.protobuf.gzipBytes)} MiB) in ${r.protobuf.requests} request(s), collect+export ${r.protobuf.flushMs.toFixed(0)} ms${r.protobuf.ok ? "" : " NOT DELIVERED"}`,
       `  http/json:     ${mb(r.json.bytes)} MiB (gzip ${mb(r.json.gzipBytes)} MiB) in ${r.json.requests} request(s), collect+export ${r.json.flushMs.toFixed(0)} ms${r.json.ok ? "" : " NOT DELIVERED"}`,
       `  RSS ${r.rssMB.toFixed(0)} MiB (peak ${r.maxRssMB.toFixed(0)} MiB); bytes per series: protobuf ${(r.protobuf.bytes / r.series).toFixed(0)}, json ${(r.json.bytes / r.series).toFixed(0)}`,
+      `  idle, events ${r.idle.eventAgeDays} days old (http/protobuf): first export ${r.idle.first.points} points, ` +
+        `${mb(r.idle.first.bytes)} MiB in ${r.idle.first.requests} request(s); next export with nothing new ` +
+        `${r.idle.idle.points} points, ${mb(r.idle.idle.bytes)} MiB (gzip ${mb(r.idle.idle.gzipBytes)} MiB) in ${r.idle.idle.requests} request(s)` +
+        `${r.idle.first.ok && r.idle.idle.ok ? "" : " NOT DELIVERED"}`,
     );
   }
   return lines.join("\n");

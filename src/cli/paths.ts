@@ -1,13 +1,18 @@
 import { existsSync } from "node:fs";
 import { Command } from "commander";
 import { createClineAdapter } from "../adapter/cline/adapter.ts";
+import { listCaptureFiles } from "../adapter/cline/captures/discover.ts";
 import { readSessionIndex } from "../adapter/cline/index-db.ts";
 import { configFrom, noClineDataMessage, withGlobalOptions } from "./common.ts";
 
 export function pathsCommand(): Command {
   const cmd = new Command("paths")
     .description("show the resolved Cline directories, where each came from, and what discovery finds")
-    .option("--json", "print JSON");
+    .option("--json", "print JSON")
+    .option(
+      "--capture-dir <dir>",
+      "also look for provider-request captures here, as `run` and `report` would (default: $CLINE_OTEL_CAPTURE_DIR)",
+    );
   withGlobalOptions(cmd);
   cmd.action(async (opts: { json?: boolean }) => {
     const config = configFrom(cmd);
@@ -15,6 +20,9 @@ export function pathsCommand(): Command {
     const dirs = { root: c.root, data: c.data, sessions: c.sessions, db: c.db, state: config.stateDir };
     const { sources, problems } = await createClineAdapter(c).discover();
     const index = readSessionIndex(c.db.path);
+    // Listing only (names, no file is opened): what the captures surface would read.
+    const captureListing = listCaptureFiles(config.captureDirs);
+    const captureDirs = config.captureDirs.map((d) => ({ ...d, exists: existsSync(d.path) }));
     const found = {
       documents: sources.length,
       fromIndex: sources.filter((s) => s.origin === "index").length,
@@ -25,24 +33,28 @@ export function pathsCommand(): Command {
         strategy: index.strategy,
         problem: index.problem,
       },
-      problems: problems.length,
+      captureFiles: captureListing.sources.length,
+      problems: problems.length + captureListing.problems.length,
     };
     if (opts.json) {
       const out = Object.fromEntries(
         Object.entries(dirs).map(([k, v]) => [k, { ...v, exists: existsSync(v.path) }]),
       );
-      process.stdout.write(`${JSON.stringify({ ...out, discovery: found })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...out, captures: captureDirs, discovery: found })}\n`);
       return;
     }
-    const w = Math.max(...Object.values(dirs).map((d) => d.path.length));
-    for (const [name, d] of Object.entries(dirs)) {
-      const exists = existsSync(d.path) ? "exists " : "missing";
-      process.stdout.write(`${name.padEnd(9)}${d.path.padEnd(w)}  ${exists}  ${d.origin} (${d.via})\n`);
-    }
+    const w = Math.max(...[...Object.values(dirs), ...captureDirs].map((d) => d.path.length));
+    const line = (name: string, d: { path: string; origin: string; via: string }, exists: boolean) =>
+      `${name.padEnd(9)}${d.path.padEnd(w)}  ${exists ? "exists " : "missing"}  ${d.origin} (${d.via})\n`;
+    for (const [name, d] of Object.entries(dirs)) process.stdout.write(line(name, d, existsSync(d.path)));
+    for (const d of captureDirs) process.stdout.write(line("captures", d, d.exists));
     process.stdout.write(
-      `\ndiscovery: ${found.documents} message documents (${found.fromIndex} named by the index, ${found.fromWalk} found by the walk)\n` +
+      `\ndiscovery: ${found.documents} message documents (${found.fromIndex} named by the index, ${found.fromWalk} found by the walk), ` +
+        `${found.captureFiles} capture files\n` +
         `index:     ${index.status}, ${index.rows.length} rows${index.problem ? ` — ${index.problem}` : ""}\n`,
     );
+    for (const p of captureListing.problems)
+      process.stdout.write(`captures:  ${p.code}: ${p.path}: ${p.detail}\n`);
     const missing = noClineDataMessage(config);
     if (missing !== undefined) process.stdout.write(`\n${missing}\n`);
   });

@@ -68,11 +68,21 @@ export function describePass(
 ): string | undefined {
   if (r.eventsAdded === 0 && r.callsAdded === 0 && r.read === 0 && changes.started.length === 0)
     return undefined;
-  const parts = [
-    `${r.read} of ${r.sources} documents read`,
-    `+${r.eventsAdded} events`,
-    `+${r.callsAdded} tool calls`,
-  ];
+  const c = r.captures;
+  const parts =
+    c === undefined
+      ? [
+          `${r.read} of ${r.sources} documents read`,
+          `+${r.eventsAdded} events`,
+          `+${r.callsAdded} tool calls`,
+        ]
+      : [
+          `${r.read - c.read} of ${r.sources - c.files} documents read`,
+          `${c.read} of ${c.files} capture files read`,
+          `+${r.eventsAdded} events`,
+          `+${r.callsAdded} tool calls`,
+          `+${c.added} captures`,
+        ];
   if (changes.next.size > 0) parts.push(`${changes.next.size} failing`);
   const rejected = r.problems.length - r.failed;
   if (rejected > 0) parts.push(`${rejected} problems`);

@@ -1,5 +1,16 @@
-import type { Adapter, Problem } from "../adapter/types.ts";
+import { CLINE_CAPTURES_ADAPTER_ID } from "../adapter/cline/captures/schema.ts";
+import type { Adapter, Problem, Source } from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+
+/** The provider-request capture files of a pass, counted apart from the message documents. */
+export interface CaptureFileCounts {
+  /** Capture files among the pass's `sources`. */
+  readonly files: number;
+  /** Capture files among the pass's `read`. */
+  readonly read: number;
+  /** Capture records the ledger did not have yet. */
+  readonly added: number;
+}
 
 export interface PassResult {
   readonly sources: number;
@@ -13,6 +24,13 @@ export interface PassResult {
   /** Paths that failed this pass (torn writes and the like): retried next pass. */
   readonly failedPaths: readonly string[];
   readonly durationMs: number;
+  /** Present when the pass met capture files: how many of `sources` / `read` they are. */
+  readonly captures?: CaptureFileCounts;
+}
+
+/** Whether a source is a provider-request capture file (the captures surface), not a document. */
+export function isCaptureSource(source: Pick<Source, "adapterId">): boolean {
+  return source.adapterId === CLINE_CAPTURES_ADAPTER_ID;
 }
 
 export interface PassOptions {
@@ -35,9 +53,14 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   let unchanged = 0;
   let eventsAdded = 0;
   let callsAdded = 0;
+  let captureFiles = 0;
+  let captureFilesRead = 0;
+  let capturesAdded = 0;
   let done = 0;
   for (const source of sources) {
     if (opts.shouldStop?.()) break;
+    const capture = isCaptureSource(source);
+    if (capture) captureFiles++;
     let obs: Awaited<ReturnType<Adapter["collectIncremental"]>>;
     try {
       obs = await adapter.collectIncremental(source, ledger.getCheckpoint(source.path));
@@ -54,6 +77,8 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
       read++;
       eventsAdded += r.eventsAdded;
       callsAdded += r.callsAdded;
+      if (capture) captureFilesRead++;
+      capturesAdded += r.capturesAdded ?? 0;
       problems.push(...obs.problems);
     }
     done++;
@@ -69,5 +94,8 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
     problems,
     failedPaths,
     durationMs: performance.now() - started,
+    ...(captureFiles > 0 || capturesAdded > 0
+      ? { captures: { files: captureFiles, read: captureFilesRead, added: capturesAdded } }
+      : {}),
   };
 }

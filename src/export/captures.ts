@@ -21,6 +21,7 @@ import type { ProjectMode, Temporality } from "../config/config.ts";
 import type { CaptureSeriesRow } from "../ledger/ledger.ts";
 import { CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "../ledger/schema.ts";
 import { ATTR, type Attrs, renderProject, seriesKey } from "./attributes.ts";
+import { isLive } from "./translate.ts";
 
 /** Attribute keys the capture metrics add to the common ones. */
 export const CAPTURE_ATTR = {
@@ -128,6 +129,7 @@ export interface CaptureSeriesPoint {
   readonly toolResults: number;
   readonly reasoningBlocks: number;
   readonly updatedMs: number;
+  readonly lastEventMs: number;
 }
 
 export interface HistogramTotals {
@@ -148,6 +150,7 @@ interface MutablePoint {
   toolResults: number;
   reasoningBlocks: number;
   updatedMs: number;
+  lastEventMs: number;
 }
 
 function addCounts(into: number[], from: readonly number[]): void {
@@ -198,6 +201,7 @@ export function translateCaptures(
         toolResults: row.toolResults,
         reasoningBlocks: row.reasoningBlocks,
         updatedMs: row.updatedMs,
+        lastEventMs: row.lastEventMs,
       });
       continue;
     }
@@ -217,13 +221,14 @@ export function translateCaptures(
     prev.toolResults += row.toolResults;
     prev.reasoningBlocks += row.reasoningBlocks;
     prev.updatedMs = Math.max(prev.updatedMs, row.updatedMs);
+    prev.lastEventMs = Math.max(prev.lastEventMs, row.lastEventMs);
   }
   return [...byKey.values()];
 }
 
 /**
- * Cumulative points worth reporting: dropped only when idle longer than `ttlMs` AND already
- * delivered (the same rule as the usage metrics' liveSeries).
+ * Cumulative points worth reporting: the newest capture is within `ttlMs` of now, or the current
+ * value was not delivered yet (the same rule as the usage metrics: `isLive`).
  */
 export function liveCapturePoints(
   points: readonly CaptureSeriesPoint[],
@@ -231,8 +236,7 @@ export function liveCapturePoints(
   ttlMs: number,
   deliveredBeforeMs: number,
 ): CaptureSeriesPoint[] {
-  const idleSince = nowMs - ttlMs;
-  return points.filter((p) => p.updatedMs >= idleSince || p.updatedMs >= deliveredBeforeMs);
+  return points.filter((p) => isLive(p, nowMs, ttlMs, deliveredBeforeMs));
 }
 
 function descriptor(id: CaptureMetricId) {

@@ -13,6 +13,8 @@ export interface PendingDelivery {
   readonly base: ExportState;
   /** The export state to commit once a batch carrying this collection is delivered. */
   readonly next: ExportState;
+  /** The capture watermark read from (`Ledger.captureWatermark`) and the one to commit. */
+  readonly captures?: { readonly base: number; readonly next: number };
 }
 
 /**
@@ -57,26 +59,38 @@ export class DeliveryTracker {
 export type CommitResult = "committed" | "stale";
 
 /**
- * Records a delivered collection in the ledger. Delta: the watermark moves only if nobody
- * moved it since the collection read it (otherwise the delivered window overlapped a
- * committed one and committing would skip events). Cumulative: the state only moves forward.
+ * Records a delivered collection in the ledger, event, call and capture watermarks in one
+ * transaction. Delta: the watermarks move only if nobody moved them since the collection read
+ * them (otherwise the delivered window overlapped a committed one and committing would skip
+ * rows). Cumulative: the state only moves forward.
  */
 export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: Temporality): CommitResult {
-  const cur = ledger.getExportState(p.next.exporter);
-  if (temporality === "delta") {
-    if (cur.eventWatermark !== p.base.eventWatermark || cur.callWatermark !== p.base.callWatermark)
-      return "stale";
-    ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
+  return ledger.transaction(() => {
+    const exporter = p.next.exporter;
+    const cur = ledger.getExportState(exporter);
+    const curCaptures = ledger.captureWatermark(exporter);
+    if (temporality === "delta") {
+      if (
+        cur.eventWatermark !== p.base.eventWatermark ||
+        cur.callWatermark !== p.base.callWatermark ||
+        (p.captures !== undefined && curCaptures !== p.captures.base)
+      )
+        return "stale";
+      ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
+      if (p.captures !== undefined) ledger.putCaptureWatermark(exporter, p.captures.next);
+      return "committed";
+    }
+    ledger.putExportState({
+      exporter,
+      eventWatermark: Math.max(cur.eventWatermark, p.next.eventWatermark),
+      callWatermark: Math.max(cur.callWatermark, p.next.callWatermark),
+      windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
+      lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
+    });
+    if (p.captures !== undefined && p.captures.next > curCaptures)
+      ledger.putCaptureWatermark(exporter, p.captures.next);
     return "committed";
-  }
-  ledger.putExportState({
-    exporter: p.next.exporter,
-    eventWatermark: Math.max(cur.eventWatermark, p.next.eventWatermark),
-    callWatermark: Math.max(cur.callWatermark, p.next.callWatermark),
-    windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
-    lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
   });
-  return "committed";
 }
 
 /** A pull exporter served a scrape that arrived at `arrivalMs`: everything older was in it. */

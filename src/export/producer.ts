@@ -5,7 +5,8 @@
  * cardinality limit (2000) into an overflow series. Instead each collection reads the ledger's
  * maintained series totals and returns monotonic SUM points whose start time is the ledger's
  * persisted stream start: restarts, crashes, re-exports and retries all re-send the same
- * stream, so nothing can be counted twice or lost.
+ * stream, so nothing can be counted twice or lost. The provider-request capture metrics
+ * (`cline.request.*`, docs/captures.md) come from the ledger's capture series the same way.
  */
 import type { HrTime } from "@opentelemetry/api";
 import { emptyResource } from "@opentelemetry/resources";
@@ -19,6 +20,12 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger } from "../ledger/ledger.ts";
+import {
+  type CaptureSeriesPoint,
+  capturePointsToMetricData,
+  liveCapturePoints,
+  translateCaptures,
+} from "./captures.ts";
 import type { DeliveryTracker } from "./delivery.ts";
 import {
   liveSeries,
@@ -52,12 +59,26 @@ export interface ProducerOptions {
    */
   readonly maxWindowEvents?: number;
   readonly maxWindowCalls?: number;
+  /** Delta: at most this many provider-request captures per window (MAX_WINDOW_CAPTURES). */
+  readonly maxWindowCaptures?: number;
 }
 
 export const MAX_WINDOW_ROWS = 2000;
 
+/**
+ * A capture in a series of its own costs ~5 KB of http/json (two histograms and up to nine
+ * sums); 1,000 of them next to a worst-case window of events and calls (~12 MiB) keep one
+ * request under the OpenTelemetry Collector's 20 MiB body limit.
+ */
+export const MAX_WINDOW_CAPTURES = 1000;
+
 export function nsToHrTime(ns: bigint): HrTime {
   return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
+}
+
+/** A point's end time: `endNs`, but always after the start (a window is never empty). */
+export function effectiveEndNs(startNs: bigint, endNs: bigint): bigint {
+  return endNs > startNs ? endNs : startNs + 1n;
 }
 
 /** SDK metric data for translated points: monotonic SUMs, one start and end time for all. */
@@ -68,7 +89,7 @@ export function toMetricData(
   endNs: bigint,
 ): MetricData[] {
   const startTime = nsToHrTime(startNs);
-  const endTime = nsToHrTime(endNs > startNs ? endNs : startNs + 1n);
+  const endTime = nsToHrTime(effectiveEndNs(startNs, endNs));
   const out: MetricData[] = [];
   for (const id of METRIC_IDS) {
     const series = points.get(id);
@@ -106,15 +127,19 @@ export class LedgerMetricProducer implements MetricProducer {
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
   position(): string {
     const s = this.ledger.getExportState(this.opts.exporter);
-    return `${s.eventWatermark}/${s.callWatermark}`;
+    return `${s.eventWatermark}/${s.callWatermark}/${this.ledger.captureWatermark(this.opts.exporter)}`;
   }
 
-  /** Delta: whether the ledger holds events or calls beyond what was delivered. */
+  /** Delta: whether the ledger holds events, calls or captures beyond what was delivered. */
   backlog(): boolean {
     if (this.opts.temporality !== "delta") return false;
     const state = this.ledger.getExportState(this.opts.exporter);
     const ids = this.ledger.maxIds();
-    return ids.event > state.eventWatermark || ids.call > state.callWatermark;
+    return (
+      ids.event > state.eventWatermark ||
+      ids.call > state.callWatermark ||
+      this.ledger.maxCaptureId() > this.ledger.captureWatermark(this.opts.exporter)
+    );
   }
 
   /** Whether a collection failed at or after `ms` (a scrape served then did not carry the series). */
@@ -146,14 +171,18 @@ export class LedgerMetricProducer implements MetricProducer {
     if (delta && this.tracker.busy()) return undefined;
     const nowMs = this.now();
     const base = ledger.getExportState(opts.exporter);
+    const captureBase = ledger.captureWatermark(opts.exporter);
     const max = ledger.maxIds();
+    const maxCapture = ledger.maxCaptureId();
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
           call: Math.min(max.call, base.callWatermark + (opts.maxWindowCalls ?? MAX_WINDOW_ROWS)),
+          capture: Math.min(maxCapture, captureBase + (opts.maxWindowCaptures ?? MAX_WINDOW_CAPTURES)),
         }
-      : max;
+      : { ...max, capture: maxCapture };
     let points: Map<MetricId, SeriesPoint[]>;
+    let captures: CaptureSeriesPoint[];
     let startNs: bigint;
     if (delta) {
       points = translate(
@@ -161,27 +190,41 @@ export class LedgerMetricProducer implements MetricProducer {
         ledger.toolDelta(base.callWatermark, ids.call),
         opts.translate,
       );
+      captures = translateCaptures(ledger.captureDelta(captureBase, ids.capture), opts.translate);
       startNs = base.windowStartNs;
     } else {
       points = translate(ledger.usageSeries(), ledger.toolSeries(), opts.translate);
       for (const [id, series] of points) {
         points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
       }
+      captures = liveCapturePoints(
+        translateCaptures(ledger.captureSeries(), opts.translate),
+        nowMs,
+        opts.seriesTtlMs,
+        base.lastSuccessMs,
+      );
       startNs = ledger.streamStartNs;
     }
-    const endNs = BigInt(nowMs) * 1_000_000n;
-    const metrics = toMetricData(points, opts.temporality, startNs, endNs);
+    const endNs = effectiveEndNs(startNs, BigInt(nowMs) * 1_000_000n);
+    const metrics = [
+      ...toMetricData(points, opts.temporality, startNs, endNs),
+      ...capturePointsToMetricData(captures, {
+        temporality: opts.temporality,
+        startTime: nsToHrTime(startNs),
+        endTime: nsToHrTime(endNs),
+      }),
+    ];
     if (metrics.length === 0) return undefined;
     const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
     const next: ExportState = {
       exporter: opts.exporter,
       eventWatermark: ids.event,
       callWatermark: ids.call,
-      windowStartNs: endNs > startNs ? endNs : startNs + 1n,
+      windowStartNs: endNs,
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,
     };
-    this.tracker.register(scope, { base, next });
+    this.tracker.register(scope, { base, next, captures: { base: captureBase, next: ids.capture } });
     return scope;
   }
 }

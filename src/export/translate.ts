@@ -76,11 +76,16 @@ export interface TranslateOptions {
   readonly priceOf: PriceLookup;
 }
 
-/** One exported series: allow-listed attributes, its value, and when any of its rows last changed. */
-export interface SeriesPoint {
+/** When a series last changed (ingestion time) and when its newest event happened (event time). */
+export interface SeriesTimes {
+  readonly updatedMs: number;
+  readonly lastEventMs: number;
+}
+
+/** One exported series: allow-listed attributes, its value, and its times. */
+export interface SeriesPoint extends SeriesTimes {
   readonly attributes: Attrs;
   readonly value: number;
-  readonly updatedMs: number;
 }
 
 export type Translated = ReadonlyMap<MetricId, readonly SeriesPoint[]>;
@@ -147,7 +152,7 @@ class Accumulator {
 
   private readonly byMetric = new Map<
     MetricId,
-    Map<string, { attributes: Attrs; value: number; updatedMs: number }>
+    Map<string, { attributes: Attrs; value: number; updatedMs: number; lastEventMs: number }>
   >();
 
   /**
@@ -159,7 +164,7 @@ class Accumulator {
     b: Base,
     extra: readonly (readonly [ExtraKey, string])[],
     value: number,
-    updatedMs: number,
+    times: SeriesTimes,
   ): void {
     let key = b.key;
     for (const [k, v] of extra) key += `\u0000${k}=${v}`;
@@ -172,7 +177,8 @@ class Accumulator {
     // Series that coincide once an attribute is dropped (session.id off, project=none) are summed.
     if (prev !== undefined) {
       prev.value += value;
-      if (updatedMs > prev.updatedMs) prev.updatedMs = updatedMs;
+      if (times.updatedMs > prev.updatedMs) prev.updatedMs = times.updatedMs;
+      if (times.lastEventMs > prev.lastEventMs) prev.lastEventMs = times.lastEventMs;
       return;
     }
     let attributes = b.attrs;
@@ -181,7 +187,7 @@ class Accumulator {
       for (const [k, v] of extra) a[k] = v;
       attributes = a;
     }
-    series.set(key, { attributes, value, updatedMs });
+    series.set(key, { attributes, value, updatedMs: times.updatedMs, lastEventMs: times.lastEventMs });
   }
 
   result(): Map<MetricId, SeriesPoint[]> {
@@ -210,45 +216,45 @@ export function translate(
   for (const row of usage) {
     const b = acc.base(row, opts);
     TOKEN_TYPES.forEach((t, i) => {
-      acc.add(
-        "tokenUsage",
-        b,
-        TYPE_EXTRA[i] as (typeof TYPE_EXTRA)[number],
-        component(row, t),
-        row.updatedMs,
-      );
+      acc.add("tokenUsage", b, TYPE_EXTRA[i] as (typeof TYPE_EXTRA)[number], component(row, t), row);
     });
-    acc.add("requests", b, [], row.events, row.updatedMs);
+    acc.add("requests", b, [], row.events, row);
     const price = opts.priceOf(row.provider, row.model);
-    if (price === undefined) acc.add("requestsUnpriced", b, [], row.events, row.updatedMs);
-    else acc.add("costUsage", b, [], computeCost(row, price), row.updatedMs);
+    if (price === undefined) acc.add("requestsUnpriced", b, [], row.events, row);
+    else acc.add("costUsage", b, [], computeCost(row, price), row);
   }
   for (const row of tools) {
     const b = acc.base(row, opts);
     const tool = [ATTR.toolName, row.toolName] as const;
-    acc.add("toolCalls", b, [tool, [ATTR.usageKnown, String(row.usageKnown)]], row.calls, row.updatedMs);
+    acc.add("toolCalls", b, [tool, [ATTR.usageKnown, String(row.usageKnown)]], row.calls, row);
     // A call whose message had no metrics has an unknown share: counted as a call, never as 0 tokens.
     if (!row.usageKnown) continue;
     TOKEN_TYPES.forEach((t) => {
-      acc.add("toolTokenUsage", b, [tool, [ATTR.type, t]], component(row, t), row.updatedMs);
+      acc.add("toolTokenUsage", b, [tool, [ATTR.type, t]], component(row, t), row);
     });
     const price = opts.priceOf(row.provider, row.model);
-    if (price !== undefined) acc.add("toolCostUsage", b, [tool], computeCost(row, price), row.updatedMs);
+    if (price !== undefined) acc.add("toolCostUsage", b, [tool], computeCost(row, price), row);
   }
   return acc.result();
 }
 
 /**
- * Cumulative series worth reporting: a series is dropped only when it has been idle longer
- * than `ttlMs` AND its current value was already delivered (`deliveredBeforeMs` is the ledger
- * read time of the last successful export: every change older than it was in that export).
+ * Whether a cumulative series is worth reporting: its newest EVENT is within `ttlMs` of now, OR
+ * its current value has not been delivered yet (`deliveredBeforeMs` is the ledger read time of
+ * the last successful export: every change ingested before it was in that export). Event time,
+ * not ingestion time: a first run over a long history makes every series change now, and those
+ * must be delivered once, not re-sent for a whole TTL.
  */
+export function isLive(p: SeriesTimes, nowMs: number, ttlMs: number, deliveredBeforeMs: number): boolean {
+  return p.lastEventMs >= nowMs - ttlMs || p.updatedMs >= deliveredBeforeMs;
+}
+
+/** The cumulative series worth reporting (`isLive`). */
 export function liveSeries(
   points: readonly SeriesPoint[],
   nowMs: number,
   ttlMs: number,
   deliveredBeforeMs: number,
 ): SeriesPoint[] {
-  const idleSince = nowMs - ttlMs;
-  return points.filter((p) => p.updatedMs >= idleSince || p.updatedMs >= deliveredBeforeMs);
+  return points.filter((p) => isLive(p, nowMs, ttlMs, deliveredBeforeMs));
 }

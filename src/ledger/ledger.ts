@@ -70,7 +70,10 @@ export interface UsageSeriesRow {
   readonly cacheWrite: number;
   readonly events: number;
   readonly firstMs: number;
+  /** Ingestion time of the last row added (when the total last changed). */
   readonly updatedMs: number;
+  /** The newest event time (`ts_ms`) of the rows summed: when the series last saw activity. */
+  readonly lastEventMs: number;
 }
 
 export interface ToolSeriesRow {
@@ -88,6 +91,8 @@ export interface ToolSeriesRow {
   readonly cacheWrite: number;
   readonly firstMs: number;
   readonly updatedMs: number;
+  /** The newest `ts_ms` of the calls summed. */
+  readonly lastEventMs: number;
 }
 
 export interface ExportState {
@@ -114,6 +119,9 @@ export class Ledger {
   private readonly lockDb: Database.Database | undefined;
   private readonly now: () => number;
   private readonly st: ReturnType<typeof prepare>;
+  /** Whether the series carry `last_event_ms` (schema v3). */
+  private readonly eventTimes: boolean;
+  private wSt: ReturnType<typeof prepareSeriesWrites> | undefined;
   private readonly groupCache = new Map<string, Database.Statement>();
 
   private constructor(
@@ -126,7 +134,9 @@ export class Ledger {
     this.db = db;
     this.lockDb = lockDb;
     this.now = now;
-    this.st = prepare(db);
+    // Only a read-only view can be older than this build (a writable open migrates first).
+    this.eventTimes = (db.pragma("user_version", { simple: true }) as number) >= EVENT_TIMES_VERSION;
+    this.st = prepare(db, this.eventTimes);
     const meta = new Map(
       (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
         r.key,
@@ -173,6 +183,11 @@ export class Ledger {
       lockDb.close();
       throw e;
     }
+  }
+
+  /** Runs `fn` in one transaction (nested calls become savepoints): all of its writes or none. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
   }
 
   close(): void {
@@ -242,7 +257,7 @@ export class Ledger {
       nowMs,
     );
     if (info.changes === 0) return false;
-    this.st.upsertUsageSeries.run(
+    this.seriesWrites().usage.run(
       e.sessionId,
       e.agent,
       e.project,
@@ -254,6 +269,7 @@ export class Ledger {
       e.cacheWrite,
       nowMs,
       nowMs,
+      e.timestampMs,
     );
     return true;
   }
@@ -284,7 +300,7 @@ export class Ledger {
       nowMs,
     );
     if (info.changes === 0) return false;
-    this.st.upsertToolSeries.run(
+    this.seriesWrites().tool.run(
       c.sessionId,
       c.agent,
       c.project,
@@ -295,8 +311,18 @@ export class Ledger {
       ...share,
       nowMs,
       nowMs,
+      c.timestampMs,
     );
     return true;
+  }
+
+  /**
+   * Series upserts, prepared on the first commit: only a writable ledger commits, and it was
+   * migrated to this build's schema on open (a read-only view of an older one has no v3 columns).
+   */
+  private seriesWrites(): ReturnType<typeof prepareSeriesWrites> {
+    this.wSt ??= prepareSeriesWrites(this.db);
+    return this.wSt;
   }
 
   usageSeries(): UsageSeriesRow[] {
@@ -397,7 +423,7 @@ export class Ledger {
   private capSt: ReturnType<typeof prepareCaptures> | undefined;
 
   private captureStatements(): ReturnType<typeof prepareCaptures> {
-    this.capSt ??= prepareCaptures(this.db);
+    this.capSt ??= prepareCaptures(this.db, this.eventTimes);
     return this.capSt;
   }
 
@@ -452,7 +478,7 @@ export class Ledger {
       nowMs,
     );
     if (info.changes === 0) return false;
-    const series = st.upsertSeries.get(
+    const series = this.seriesWrites().capture.get(
       c.sessionId,
       c.agent,
       c.project,
@@ -476,6 +502,7 @@ export class Ledger {
       c.reasoningBlocks,
       nowMs,
       nowMs,
+      c.timestampMs,
     ) as { id: number };
     st.bumpBucket.run(series.id, "payload", payloadBucket);
     st.bumpBucket.run(series.id, "tokens", tokensBucket);
@@ -613,6 +640,8 @@ export interface CaptureSeriesRow {
   readonly tokenBuckets: number[];
   readonly firstMs: number;
   readonly updatedMs: number;
+  /** The newest capture `timestamp` (`ts_ms`) of the captures summed. */
+  readonly lastEventMs: number;
 }
 
 /** One capture as stored. */
@@ -654,8 +683,9 @@ function emptyBuckets(boundaries: readonly number[]): number[] {
 
 const CAPTURE_SERIES_KEY = "session_id, agent, project, model, provider, stage";
 
-function prepareCaptures(db: Database.Database) {
+function prepareCaptures(db: Database.Database, eventTimes: boolean) {
   const dims = `session_id AS sessionId, agent, project, model, provider, stage`;
+  const lastEvent = lastEventColumn(eventTimes);
   const sums = `messages, role_system AS roleSystem, role_user AS roleUser, role_assistant AS roleAssistant,
     role_tool AS roleTool, role_other AS roleOther, tool_results AS toolResults, reasoning_blocks AS reasoningBlocks`;
   const rowCols = `id, capture_key AS captureKey, capture_id AS captureId, stage, seq, attempt, mode,
@@ -676,24 +706,6 @@ function prepareCaptures(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (capture_key) DO NOTHING`,
     ),
-    upsertSeries: db.prepare(
-      `INSERT INTO capture_series (${CAPTURE_SERIES_KEY}, captures, retries, payload_bytes, payload_min,
-         payload_max, estimated_tokens, tokens_min, tokens_max, messages, role_system, role_user, role_assistant,
-         role_tool, role_other, tool_results, reasoning_blocks, first_ms, updated_ms)
-       VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (${CAPTURE_SERIES_KEY}) DO UPDATE SET captures = captures + 1,
-         retries = retries + excluded.retries,
-         payload_bytes = payload_bytes + excluded.payload_bytes,
-         payload_min = min(payload_min, excluded.payload_min), payload_max = max(payload_max, excluded.payload_max),
-         estimated_tokens = estimated_tokens + excluded.estimated_tokens,
-         tokens_min = min(tokens_min, excluded.tokens_min), tokens_max = max(tokens_max, excluded.tokens_max),
-         messages = messages + excluded.messages, role_system = role_system + excluded.role_system,
-         role_user = role_user + excluded.role_user, role_assistant = role_assistant + excluded.role_assistant,
-         role_tool = role_tool + excluded.role_tool, role_other = role_other + excluded.role_other,
-         tool_results = tool_results + excluded.tool_results,
-         reasoning_blocks = reasoning_blocks + excluded.reasoning_blocks, updated_ms = excluded.updated_ms
-       RETURNING id`,
-    ),
     bumpBucket: db.prepare(
       `INSERT INTO capture_buckets (series_id, metric, bucket, count) VALUES (?, ?, ?, 1)
        ON CONFLICT (series_id, metric, bucket) DO UPDATE SET count = count + 1`,
@@ -701,7 +713,8 @@ function prepareCaptures(db: Database.Database) {
     series: db.prepare(
       `SELECT id, ${dims}, captures, retries, payload_bytes AS payloadBytes, payload_min AS payloadMin,
          payload_max AS payloadMax, estimated_tokens AS estimatedTokens, tokens_min AS tokensMin,
-         tokens_max AS tokensMax, ${sums}, first_ms AS firstMs, updated_ms AS updatedMs
+         tokens_max AS tokensMax, ${sums}, first_ms AS firstMs, updated_ms AS updatedMs,
+         ${lastEvent} AS lastEventMs
        FROM capture_series ORDER BY id`,
     ),
     seriesBuckets: db.prepare(
@@ -714,7 +727,7 @@ function prepareCaptures(db: Database.Database) {
          MAX(estimated_tokens) AS tokensMax, SUM(message_count) AS messages, SUM(role_system) AS roleSystem,
          SUM(role_user) AS roleUser, SUM(role_assistant) AS roleAssistant, SUM(role_tool) AS roleTool,
          SUM(role_other) AS roleOther, SUM(tool_results) AS toolResults, SUM(reasoning_blocks) AS reasoningBlocks,
-         MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs
+         MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs, MAX(ts_ms) AS lastEventMs
        FROM captures WHERE id > ? AND id <= ? GROUP BY ${CAPTURE_SERIES_KEY} ORDER BY MIN(id)`,
     ),
     deltaBuckets: db.prepare(
@@ -779,8 +792,9 @@ function groupSql(kind: GroupKind, dims: readonly GroupDim[]): string {
   ])} FROM tool_calls ${group} ${order}`;
 }
 
-function prepare(db: Database.Database) {
+function prepare(db: Database.Database, eventTimes: boolean) {
   const seriesCols = `session_id AS sessionId, agent, project, model, provider`;
+  const lastEvent = lastEventColumn(eventTimes);
   return {
     getCheckpoint: db.prepare("SELECT path, size, mtime_ns, ino, dev FROM checkpoints WHERE path = ?"),
     putCheckpoint: db.prepare(
@@ -794,13 +808,6 @@ function prepare(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (dedup_key) DO NOTHING`,
     ),
-    upsertUsageSeries: db.prepare(
-      `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
-       ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
-         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
-         events = events + 1, updated_ms = excluded.updated_ms`,
-    ),
     getEventComponents: db.prepare(
       "SELECT input, output, cache_read AS cacheRead, cache_write AS cacheWrite FROM events WHERE dedup_key = ?",
     ),
@@ -810,33 +817,27 @@ function prepare(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (call_key) DO NOTHING`,
     ),
-    upsertToolSeries: db.prepare(
-      `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
-         first_ms, updated_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + 1,
-         input = input + excluded.input, output = output + excluded.output,
-         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
-         updated_ms = excluded.updated_ms`,
-    ),
     usageSeries: db.prepare(
       `SELECT ${seriesCols}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
-         first_ms AS firstMs, updated_ms AS updatedMs FROM usage_series ORDER BY id`,
+         first_ms AS firstMs, updated_ms AS updatedMs, ${lastEvent} AS lastEventMs FROM usage_series ORDER BY id`,
     ),
     toolSeries: db.prepare(
       `SELECT ${seriesCols}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
-         cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs
+         cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
+         ${lastEvent} AS lastEventMs
        FROM tool_series ORDER BY id`,
     ),
     usageDelta: db.prepare(
       `SELECT ${seriesCols}, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cacheRead,
-         SUM(cache_write) AS cacheWrite, COUNT(*) AS events, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs
+         SUM(cache_write) AS cacheWrite, COUNT(*) AS events, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs,
+         MAX(ts_ms) AS lastEventMs
        FROM events WHERE id > ? AND id <= ? GROUP BY ${SERIES_KEY} ORDER BY MIN(id)`,
     ),
     toolDelta: db.prepare(
       `SELECT ${seriesCols}, tool_name AS toolName, usage_key != '' AS usageKnown, COUNT(*) AS calls,
          SUM(share_input) AS input, SUM(share_output) AS output, SUM(share_cache_read) AS cacheRead,
-         SUM(share_cache_write) AS cacheWrite, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs
+         SUM(share_cache_write) AS cacheWrite, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs,
+         MAX(ts_ms) AS lastEventMs
        FROM tool_calls WHERE id > ? AND id <= ? GROUP BY ${SERIES_KEY}, tool_name, usage_key != '' ORDER BY MIN(id)`,
     ),
     maxIds: db.prepare(
@@ -855,6 +856,60 @@ function prepare(db: Database.Database) {
     counts: db.prepare(
       `SELECT (SELECT COUNT(*) FROM events) AS events, (SELECT COUNT(*) FROM tool_calls) AS calls,
          (SELECT COUNT(*) FROM checkpoints) AS sources`,
+    ),
+  };
+}
+
+/** Schema version from which the series carry `last_event_ms`. */
+const EVENT_TIMES_VERSION = 3;
+
+/**
+ * `last_event_ms`, or for a read-only view of an older ledger (nothing exports from it) the
+ * ingestion time, which is what the series TTL used before event times were kept.
+ */
+function lastEventColumn(eventTimes: boolean): string {
+  return eventTimes ? "last_event_ms" : "updated_ms";
+}
+
+/** The series upserts: running totals in the same transaction as the rows they sum. */
+function prepareSeriesWrites(db: Database.Database) {
+  return {
+    usage: db.prepare(
+      `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms,
+         last_event_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+       ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
+         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+         events = events + 1, updated_ms = excluded.updated_ms,
+         last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
+    ),
+    tool: db.prepare(
+      `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
+         first_ms, updated_ms, last_event_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + 1,
+         input = input + excluded.input, output = output + excluded.output,
+         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+         updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
+    ),
+    capture: db.prepare(
+      `INSERT INTO capture_series (${CAPTURE_SERIES_KEY}, captures, retries, payload_bytes, payload_min,
+         payload_max, estimated_tokens, tokens_min, tokens_max, messages, role_system, role_user, role_assistant,
+         role_tool, role_other, tool_results, reasoning_blocks, first_ms, updated_ms, last_event_ms)
+       VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (${CAPTURE_SERIES_KEY}) DO UPDATE SET captures = captures + 1,
+         retries = retries + excluded.retries,
+         payload_bytes = payload_bytes + excluded.payload_bytes,
+         payload_min = min(payload_min, excluded.payload_min), payload_max = max(payload_max, excluded.payload_max),
+         estimated_tokens = estimated_tokens + excluded.estimated_tokens,
+         tokens_min = min(tokens_min, excluded.tokens_min), tokens_max = max(tokens_max, excluded.tokens_max),
+         messages = messages + excluded.messages, role_system = role_system + excluded.role_system,
+         role_user = role_user + excluded.role_user, role_assistant = role_assistant + excluded.role_assistant,
+         role_tool = role_tool + excluded.role_tool, role_other = role_other + excluded.role_other,
+         tool_results = tool_results + excluded.tool_results,
+         reasoning_blocks = reasoning_blocks + excluded.reasoning_blocks, updated_ms = excluded.updated_ms,
+         last_event_ms = max(last_event_ms, excluded.last_event_ms)
+       RETURNING id`,
     ),
   };
 }

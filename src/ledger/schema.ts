@@ -194,6 +194,38 @@ export const MIGRATIONS: readonly string[] = [
 
   ALTER TABLE export_state ADD COLUMN capture_watermark INTEGER NOT NULL DEFAULT 0;
   `,
+  // v3: the newest EVENT time of each series (ts_ms of the rows it sums), so the series TTL
+  // judges by when things happened, not by when they were read (a backfill is all "new").
+  `
+  ALTER TABLE usage_series ADD COLUMN last_event_ms INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE tool_series ADD COLUMN last_event_ms INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE capture_series ADD COLUMN last_event_ms INTEGER NOT NULL DEFAULT 0;
+
+  -- Backfill from the rows each series sums, one grouped pass per table: nothing indexes the
+  -- rows by series key, so a correlated MAX per series would scan the whole table per series.
+  UPDATE usage_series SET last_event_ms = m.ts
+  FROM (SELECT session_id, agent, project, model, provider, MAX(ts_ms) AS ts
+        FROM events GROUP BY session_id, agent, project, model, provider) AS m
+  WHERE m.session_id = usage_series.session_id AND m.agent = usage_series.agent
+    AND m.project = usage_series.project AND m.model = usage_series.model
+    AND m.provider = usage_series.provider;
+
+  UPDATE tool_series SET last_event_ms = m.ts
+  FROM (SELECT session_id, agent, project, model, provider, tool_name, usage_key != '' AS known,
+          MAX(ts_ms) AS ts
+        FROM tool_calls GROUP BY session_id, agent, project, model, provider, tool_name, usage_key != '') AS m
+  WHERE m.session_id = tool_series.session_id AND m.agent = tool_series.agent
+    AND m.project = tool_series.project AND m.model = tool_series.model
+    AND m.provider = tool_series.provider AND m.tool_name = tool_series.tool_name
+    AND m.known = tool_series.usage_known;
+
+  UPDATE capture_series SET last_event_ms = m.ts
+  FROM (SELECT session_id, agent, project, model, provider, stage, MAX(ts_ms) AS ts
+        FROM captures GROUP BY session_id, agent, project, model, provider, stage) AS m
+  WHERE m.session_id = capture_series.session_id AND m.agent = capture_series.agent
+    AND m.project = capture_series.project AND m.model = capture_series.model
+    AND m.provider = capture_series.provider AND m.stage = capture_series.stage;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -85,6 +85,16 @@ describe("describePass", () => {
     });
     expect(line).toBe("pass: 1 of 3 documents read, +0 events, +0 tool calls, 1 failing, 1 problems (12 ms)");
   });
+
+  it("counts capture files apart from message documents", () => {
+    const r = pass({ sources: 10, read: 4, eventsAdded: 2, captures: { files: 7, read: 3, added: 3 } });
+    expect(describePass(r, none)).toBe(
+      "pass: 1 of 3 documents read, 3 of 7 capture files read, +2 events, +0 tool calls, +3 captures (12 ms)",
+    );
+    expect(
+      describePass(pass({ sources: 10, unchanged: 10, captures: { files: 7, read: 0, added: 0 } }), none),
+    ).toBe(undefined);
+  });
 });
 
 describe("nextDelay", () => {

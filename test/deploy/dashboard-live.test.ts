@@ -47,6 +47,8 @@ let hasCaptures = false;
 let daemon: Managed | undefined;
 let prom: RunningPrometheus | undefined;
 let report: Totals;
+/** `report --captures --json` totals per stage: what Prometheus must hold. */
+let captureReport: Record<string, { captures: number; estimatedTokens: number; payloadBytes: number }>;
 let metricsText = "";
 
 beforeAll(async () => {
@@ -73,6 +75,15 @@ beforeAll(async () => {
   });
   if (r.status !== 0) throw new Error(`cline-otel report --json failed (${r.status}):\n${r.stderr}`);
   report = (JSON.parse(r.stdout) as { totals: Totals }).totals;
+  const rc = spawnSync("npx", ["tsx", "src/cli/main.ts", "report", "--captures", "--json", "--no-collect"], {
+    cwd: REPO,
+    encoding: "utf8",
+    env: productEnv({ CLINE_DIR: clineDir, CLINE_OTEL_STATE_DIR: join(scratch, "report-state") }),
+    timeout: 120_000,
+  });
+  if (rc.status !== 0)
+    throw new Error(`cline-otel report --captures --json failed (${rc.status}):\n${rc.stderr}`);
+  captureReport = (JSON.parse(rc.stdout) as { totals: { byStage: typeof captureReport } }).totals.byStage;
 
   const port = await freePort();
   daemon = startManaged("cline-otel run", "npx", ["tsx", "src/cli/main.ts", "run", "--poll-interval", "1"], {
@@ -128,7 +139,6 @@ afterAll(async () => {
 
 const dashboard = loadDashboard();
 const panels = dataPanels(dashboard);
-const exportsCaptures = () => /^# TYPE cline_request_/m.test(metricsText);
 const isCapturePanel = (p: (typeof panels)[number]) =>
   (p.targets ?? []).some((t) => /cline_request_/.test(t.expr ?? ""));
 
@@ -159,10 +169,10 @@ describe("the dashboard over `cline-otel run` (Prometheus pull exporter) and Pro
     const p = prom as RunningPrometheus;
     const empty: string[] = [];
     const end = Date.now() / 1000;
+    // The prompt-growth row is among them: it needs the fixtures' captures, exported by cline-otel.
+    expect(hasCaptures).toBe(true);
+    expect(panels.some(isCapturePanel)).toBe(true);
     for (const panel of panels) {
-      // The prompt-growth row needs captures in the fixtures AND a cline-otel that reads them
-      // (the contract's "later" part); until both, it is reported below instead of checked.
-      if (isCapturePanel(panel) && !(hasCaptures && exportsCaptures())) continue;
       for (const t of panel.targets ?? []) {
         const expr = substitute(t.expr ?? "", SUB);
         if ((await p.query(expr)).length === 0) empty.push(`${describePanel(panel)} [${t.refId}]`);
@@ -181,12 +191,16 @@ describe("the dashboard over `cline-otel run` (Prometheus pull exporter) and Pro
     for (const v of vars) expect(await p.labelValues(v.label, v.selector), v.name).not.toEqual([]);
   });
 
-  it("exports both capture histograms whole, or none of them yet", () => {
-    if (!exportsCaptures()) {
-      console.warn(
-        `dashboard-live: cline-otel exports no cline_request_* metrics yet${hasCaptures ? " although the fixtures hold captures" : ""}; the "Prompt growth" panels were not checked.`,
-      );
-      return;
+  it("exports the capture metrics: both histograms whole, and the counters", () => {
+    expect(hasCaptures).toBe(true);
+    for (const name of [
+      "cline_request_captures_total",
+      "cline_request_retries_total",
+      "cline_request_messages_total",
+      "cline_request_tool_results_total",
+      "cline_request_reasoning_blocks_total",
+    ]) {
+      expect(metricsText, name).toMatch(new RegExp(`^# TYPE ${name} counter$`, "m"));
     }
     for (const base of ["cline_request_payload_size", "cline_request_estimated_tokens"]) {
       expect(metricsText, base).toMatch(new RegExp(`^# TYPE ${base} histogram$`, "m"));
@@ -194,6 +208,24 @@ describe("the dashboard over `cline-otel run` (Prometheus pull exporter) and Pro
         expect(metricsText).toMatch(new RegExp(`^${base}${suffix}\\{`, "m"));
       expect(metricsText).toMatch(new RegExp(`^${base}_bucket\\{[^}]*cline_capture_stage="`, "m"));
     }
+  });
+
+  it("holds exactly the captures, estimated tokens and bytes per stage of `report --captures --json`", async () => {
+    const p = prom as RunningPrometheus;
+    const byStage = async (expr: string) =>
+      Object.fromEntries(
+        (await p.query(`sum by (cline_capture_stage) (${expr})`)).map((s) => [
+          s.metric.cline_capture_stage ?? "",
+          Number(s.value[1]),
+        ]),
+      );
+    const want = (k: "captures" | "estimatedTokens" | "payloadBytes") =>
+      Object.fromEntries(Object.entries(captureReport).map(([stage, t]) => [stage, t[k]]));
+    expect(Object.keys(captureReport).length).toBeGreaterThan(0);
+    expect(await byStage("cline_request_captures_total")).toEqual(want("captures"));
+    expect(await byStage("cline_request_estimated_tokens_count")).toEqual(want("captures"));
+    expect(await byStage("cline_request_estimated_tokens_sum")).toEqual(want("estimatedTokens"));
+    expect(await byStage("cline_request_payload_size_sum")).toEqual(want("payloadBytes"));
   });
 
   it("counts exactly the tokens that `cline-otel report --json` counts", async () => {

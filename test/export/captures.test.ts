@@ -52,6 +52,7 @@ function row(over: Partial<CaptureSeriesRow> = {}): CaptureSeriesRow {
     tokenBuckets,
     firstMs: 1000,
     updatedMs: 2000,
+    lastEventMs: 1500,
     ...over,
   };
 }
@@ -167,10 +168,27 @@ describe("capture series -> MetricData", () => {
     expect(captureSeriesToMetricData([], OPTS)).toEqual([]);
   });
 
-  it("live points: idle past the TTL AND delivered is dropped, anything else kept", () => {
-    const pts = translateCaptures([row({ updatedMs: 100 }), row({ sessionId: "s9", updatedMs: 5000 })], OPTS);
-    expect(liveCapturePoints(pts, 10_000, 6000, 200).map((p) => p.attributes["session.id"])).toEqual(["s9"]);
-    expect(liveCapturePoints(pts, 10_000, 6000, 50)).toHaveLength(2); // not delivered yet
+  it("live points: no capture within the TTL AND delivered is dropped, anything else kept", () => {
+    const pts = translateCaptures(
+      [
+        row({ updatedMs: 100, lastEventMs: 90 }),
+        row({ sessionId: "s9", updatedMs: 150, lastEventMs: 5000 }),
+        // Old captures read recently (a backfill): live until delivered, then dropped.
+        row({ sessionId: "s7", updatedMs: 9000, lastEventMs: 90 }),
+      ],
+      OPTS,
+    );
+    const sessions = (nowMs: number, delivered: number) =>
+      liveCapturePoints(pts, nowMs, 6000, delivered).map((p) => p.attributes["session.id"]);
+    expect(sessions(10_000, 200)).toEqual(["s9", "s7"]);
+    expect(sessions(10_000, 9500)).toEqual(["s9"]);
+    expect(sessions(10_000, 50)).toEqual(["s1", "s9", "s7"]); // not delivered yet
+    // Rows that merge (session.id off) keep the newest event of the merged ones.
+    const merged = translateCaptures(
+      [row({ lastEventMs: 90 }), row({ sessionId: "s9", lastEventMs: 5000 })],
+      { ...OPTS, includeSessionId: false },
+    );
+    expect(merged.map((p) => p.lastEventMs)).toEqual([5000]);
   });
 
   it("Prometheus sees the names the dashboard queries", () => {

@@ -76,6 +76,53 @@ describe("commitDelivery", () => {
     commitDelivery(l, { base, next: { ...base, eventWatermark: 3, lastSuccessMs: 20 } }, "cumulative");
     expect(l.getExportState("y")).toMatchObject({ eventWatermark: 9, lastSuccessMs: 50 });
   });
+
+  it("delta: the capture watermark is part of the compare-and-set and commits with the others", () => {
+    t = tempLedger();
+    const l = t.ledger;
+    const base = l.getExportState("x");
+    const next = { ...base, eventWatermark: 5, lastSuccessMs: 10 };
+    expect(commitDelivery(l, { base, next, captures: { base: 0, next: 4 } }, "delta")).toBe("committed");
+    expect(l.captureWatermark("x")).toBe(4);
+    expect(l.getExportState("x").eventWatermark).toBe(5);
+    // Read from an older capture watermark (events unchanged since): an overlapping window, refused.
+    const b2 = l.getExportState("x");
+    expect(
+      commitDelivery(
+        l,
+        { base: b2, next: { ...b2, eventWatermark: 6 }, captures: { base: 0, next: 9 } },
+        "delta",
+      ),
+    ).toBe("stale");
+    expect(l.captureWatermark("x")).toBe(4);
+    expect(l.getExportState("x").eventWatermark).toBe(5);
+  });
+
+  it("cumulative: the capture watermark only moves forward", () => {
+    t = tempLedger();
+    const l = t.ledger;
+    const base = l.getExportState("y");
+    commitDelivery(l, { base, next: base, captures: { base: 0, next: 8 } }, "cumulative");
+    commitDelivery(l, { base, next: base, captures: { base: 0, next: 3 } }, "cumulative");
+    expect(l.captureWatermark("y")).toBe(8);
+  });
+
+  it("all watermarks in one transaction: a failing capture write leaves the event watermark too", () => {
+    t = tempLedger();
+    const l = t.ledger;
+    const base = l.getExportState("x");
+    l.putCaptureWatermark = () => {
+      throw new Error("disk full");
+    };
+    expect(() =>
+      commitDelivery(
+        l,
+        { base, next: { ...base, eventWatermark: 5, callWatermark: 2 }, captures: { base: 0, next: 4 } },
+        "delta",
+      ),
+    ).toThrow("disk full");
+    expect(l.getExportState("x")).toMatchObject({ eventWatermark: 0, callWatermark: 0 });
+  });
 });
 
 describe("CommittingExporter", () => {

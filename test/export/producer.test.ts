@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { event, observation } from "../helpers/events.ts";
-import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
+import { call, event, observation } from "../helpers/events.ts";
+import { commitCaptures, fillLedger, requestCapture, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import { type Harness, harness, hrToNs, sumValues } from "./helpers/sdk.ts";
 
 let t: TempLedger | undefined;
@@ -94,6 +94,7 @@ describe("series TTL (cumulative)", () => {
     return {
       h,
       ledger: t.ledger,
+      now,
       at(ms: number) {
         clock = ms;
       },
@@ -101,22 +102,36 @@ describe("series TTL (cumulative)", () => {
   }
   const sessionsOf = (h: Harness) =>
     [...new Set(h.lastPoints("cline.requests").map((p) => String(p.attributes["session.id"])))].sort();
-  const commit = (l: TempLedger["ledger"], session: string, id: string) =>
-    l.commit(observation([event(id, { sessionId: session, dedupKey: `cline|${session}|lead|${id}` })]));
+  /** An event of `session` that happened at `tsMs`, with one tool call. */
+  const commit = (l: TempLedger["ledger"], session: string, id: string, tsMs: number) => {
+    const e = event(id, { sessionId: session, dedupKey: `cline|${session}|lead|${id}`, timestampMs: tsMs });
+    return l.commit(
+      observation(
+        [e],
+        [
+          call(`c_${id}`, e.dedupKey, 1, {
+            callKey: `cline|${session}|lead|c_${id}`,
+            sessionId: session,
+            timestampMs: tsMs,
+          }),
+        ],
+      ),
+    );
+  };
 
   it("drops an idle series only after it was delivered, and resumes it with the same start time", async () => {
-    const { h, ledger, at } = setup();
-    commit(ledger, "old", "a");
+    const { h, ledger, at, now } = setup();
+    commit(ledger, "old", "a", now());
     at(1_000_010);
     await h.flush(); // delivers "old"
     at(1_000_000 + TTL + 500);
-    commit(ledger, "fresh", "b");
+    commit(ledger, "fresh", "b", now());
     at(1_000_000 + TTL + 600);
     await h.flush();
     expect(sessionsOf(h)).toEqual(["fresh"]);
     // "old" changes again: it is back, with its full total and the same stream start.
     at(1_000_000 + TTL + 700);
-    commit(ledger, "old", "c");
+    commit(ledger, "old", "c", now());
     at(1_000_000 + TTL + 800);
     await h.flush();
     expect(sessionsOf(h)).toEqual(["fresh", "old"]);
@@ -126,17 +141,88 @@ describe("series TTL (cumulative)", () => {
   });
 
   it("keeps an idle series that was never delivered since its last update", async () => {
-    const { h, ledger, at } = setup();
-    commit(ledger, "old", "a");
+    const { h, ledger, at, now } = setup();
+    commit(ledger, "old", "a", now());
     h.scripted.fail = true;
     at(1_000_010);
     await h.flush(); // not delivered
     h.scripted.fail = false;
     at(1_000_000 + TTL + 500);
-    commit(ledger, "fresh", "b");
+    commit(ledger, "fresh", "b", now());
     at(1_000_000 + TTL + 600);
     await h.flush();
     expect(sessionsOf(h)).toEqual(["fresh", "old"]);
+  });
+
+  const CAPTURES = "cline.request.captures";
+  const sessionsIn = (h: Harness, metric: string) =>
+    [...new Set(h.lastPoints(metric).map((p) => String(p.attributes["session.id"])))].sort();
+  const totalOf = (h: Harness, metric: string, session: string) =>
+    sumValues(h.lastPoints(metric).filter((p) => p.attributes["session.id"] === session));
+
+  it("a backfill of old history is delivered once, then drops out, also after a restart", async () => {
+    const { h, ledger, at, now } = setup();
+    const T0 = 1_000_000 + 50 * TTL;
+    at(T0);
+    const old = T0 - 5 * TTL;
+    commit(ledger, "h1", "a", old);
+    commit(ledger, "h2", "b", old);
+    commitCaptures(ledger, "/caps/h1", [requestCapture("cap_h1", { sessionId: "h1", timestampMs: old })]);
+    at(T0 + 10);
+    await h.flush(); // the first export after the backfill: everything is new to the backend
+    expect(sessionsOf(h)).toEqual(["h1", "h2"]);
+    expect(sessionsIn(h, "cline.tool.calls")).toEqual(["h1", "h2"]);
+    expect(sessionsIn(h, CAPTURES)).toEqual(["h1"]);
+    at(T0 + 20);
+    await h.flush(); // nothing new, nothing within the TTL: nothing is re-sent
+    expect(h.scripted.memory.getMetrics().flatMap((b) => b.scopeMetrics)).toHaveLength(1);
+    expect(sessionsOf(h)).toEqual([]);
+    expect(sessionsIn(h, "cline.tool.calls")).toEqual([]);
+    expect(sessionsIn(h, CAPTURES)).toEqual([]);
+    // A restart (new process, same ledger): still delivered, still nothing to send.
+    await h.shutdown();
+    open.splice(open.indexOf(h), 1);
+    const l2 = (t as TempLedger).reopen();
+    const h2 = track(harness(l2, { ttlMs: TTL, now }));
+    at(T0 + 30);
+    await h2.flush();
+    expect(h2.scripted.memory.getMetrics().flatMap((b) => b.scopeMetrics)).toEqual([]);
+  });
+
+  it("a new event in an old series brings it back with its full total and the same start time", async () => {
+    const { h, ledger, at, now } = setup();
+    const T0 = 1_000_000 + 50 * TTL;
+    at(T0);
+    const old = T0 - 5 * TTL;
+    commit(ledger, "h1", "a", old);
+    commit(ledger, "h2", "b", old);
+    commitCaptures(ledger, "/caps/1", [requestCapture("cap_1", { sessionId: "h1", timestampMs: old })]);
+    at(T0 + 10);
+    await h.flush();
+    at(T0 + 20);
+    await h.flush();
+    expect(sessionsOf(h)).toEqual([]);
+    at(T0 + 30);
+    commit(ledger, "h1", "c", now()); // h1 is active again
+    commit(ledger, "h2", "d", old - 1); // h2: one more OLD event (a document read late)
+    commitCaptures(ledger, "/caps/2", [requestCapture("cap_2", { sessionId: "h1", timestampMs: now() })]);
+    at(T0 + 40);
+    await h.flush();
+    expect(sessionsOf(h)).toEqual(["h1", "h2"]);
+    expect(totalOf(h, "cline.requests", "h1")).toBe(2);
+    expect(totalOf(h, "cline.requests", "h2")).toBe(2);
+    expect(totalOf(h, "cline.tool.calls", "h1")).toBe(2);
+    expect(totalOf(h, CAPTURES, "h1")).toBe(2);
+    for (const p of [...h.lastPoints("cline.requests"), ...h.lastPoints(CAPTURES)])
+      expect(hrToNs(p.startTime)).toBe(ledger.streamStartNs);
+    at(T0 + 50);
+    await h.flush(); // h2's late old event was delivered and is old: it drops out again; h1 stays
+    expect(sessionsOf(h)).toEqual(["h1"]);
+    expect(sessionsIn(h, CAPTURES)).toEqual(["h1"]);
+    // Once h1's newest event is older than the TTL, it drops out too.
+    at(T0 + 30 + TTL + 1);
+    await h.flush();
+    expect(sessionsOf(h)).toEqual([]);
   });
 });
 
@@ -201,6 +287,93 @@ describe("delta temporality: watermark per exporter, advanced only by a successf
     h.tracker.end();
     const r2 = await h.producer.collect();
     expect(r2.resourceMetrics.scopeMetrics).toHaveLength(1);
+  });
+});
+
+describe("capture metrics (cline.request.*) through the producer", () => {
+  const CAPTURES = "cline.request.captures";
+  const PAYLOAD = "cline.request.payload.size";
+  type Hist = { sum: number; count: number };
+  const hist = (pts: { value: unknown }[]) =>
+    pts.reduce((a, p) => ({ sum: a.sum + (p.value as Hist).sum, count: a.count + (p.value as Hist).count }), {
+      sum: 0,
+      count: 0,
+    });
+  /** n captures of session s1, payload 1000 * (i + 1) bytes each. */
+  const addCaptures = (l: TempLedger["ledger"], from: number, n: number) =>
+    commitCaptures(
+      l,
+      `/caps/${from}`,
+      Array.from({ length: n }, (_, k) =>
+        requestCapture(`cap_${from + k}`, { payloadBytes: 1000 * (from + k + 1) }),
+      ),
+    );
+  const payloadTotal = (n: number) =>
+    Array.from({ length: n }, (_, i) => 1000 * (i + 1)).reduce((a, b) => a + b, 0);
+
+  it("cumulative: the capture totals with the ledger's stream start, next to the usage metrics", async () => {
+    t = tempLedger();
+    fillLedger(t.ledger, { sessions: 2 });
+    addCaptures(t.ledger, 0, 5);
+    const h = track(harness(t.ledger));
+    await h.flush();
+    expect(sumValues(h.lastPoints(CAPTURES))).toBe(5);
+    expect(hist(h.lastPoints(PAYLOAD))).toEqual({ sum: payloadTotal(5), count: 5 });
+    for (const p of h.lastPoints(PAYLOAD)) expect(hrToNs(p.startTime)).toBe(t.ledger.streamStartNs);
+    expect(sumValues(h.lastPoints("cline.requests"))).toBe(t.ledger.counts().events);
+    // Cumulative exports advance the capture watermark too (a switch to delta continues after them).
+    expect(t.ledger.captureWatermark("memory")).toBe(5);
+  });
+
+  it("cumulative: splits into bounded requests like the usage metrics, histograms included", async () => {
+    t = tempLedger();
+    for (let s = 0; s < 30; s++)
+      commitCaptures(t.ledger, `/caps/s${s}`, [
+        requestCapture(`c${s}`, { sessionId: `s${s}`, payloadBytes: 5000 }),
+      ]);
+    const h = track(harness(t.ledger, { maxPointsPerRequest: 20 }));
+    await h.flush();
+    // 30 series x (2 histograms + captures + retries + 3 roles + tool results + reasoning blocks) = 270 points.
+    expect(h.scripted.calls).toBe(Math.ceil(270 / 20));
+    expect(hist(h.lastPoints(PAYLOAD))).toEqual({ sum: 150_000, count: 30 });
+  });
+
+  it("delta: bounded windows drain the backlog; a failed export commits nothing; nothing doubles", async () => {
+    t = tempLedger();
+    const l = t.ledger;
+    const h = track(harness(l, { temporality: "delta", maxWindowCaptures: 3 }));
+    addCaptures(l, 0, 7);
+    await h.flush(); // captures 1-3
+    expect(l.captureWatermark("memory")).toBe(3);
+    expect(hist(h.lastPoints(PAYLOAD)).count).toBe(3);
+    h.scripted.fail = true;
+    await h.flush(); // 4-6 not delivered: the watermark stays
+    expect(l.captureWatermark("memory")).toBe(3);
+    expect(h.producer.backlog()).toBe(true);
+    h.scripted.fail = false;
+    await h.flush(); // 4-6 again
+    await h.flush(); // 7
+    expect(l.captureWatermark("memory")).toBe(7);
+    expect(h.producer.backlog()).toBe(false);
+    await h.flush(); // nothing new: no window
+    const all = h.allPoints(PAYLOAD);
+    expect(hist(all)).toEqual({ sum: payloadTotal(7), count: 7 });
+    expect(sumValues(h.allPoints(CAPTURES))).toBe(7);
+    for (const p of all) expect(p.value).toMatchObject({ min: expect.any(Number), max: expect.any(Number) });
+  });
+
+  it("delta: a restart continues from the committed capture watermark", async () => {
+    t = tempLedger();
+    const h1 = track(harness(t.ledger, { temporality: "delta" }));
+    addCaptures(t.ledger, 0, 2);
+    await h1.flush();
+    await h1.shutdown();
+    open.splice(open.indexOf(h1), 1);
+    const l2 = t.reopen();
+    addCaptures(l2, 2, 1);
+    const h2 = track(harness(l2, { temporality: "delta" }));
+    await h2.flush();
+    expect(hist(h2.lastPoints(PAYLOAD))).toEqual({ sum: 3000, count: 1 });
   });
 });
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { computeCost, type Price } from "../../src/cost/index.ts";
 import { ALLOWED_ATTRIBUTES } from "../../src/export/attributes.ts";
 import {
+  isLive,
   liveSeries,
   METRICS,
   type MetricId,
@@ -33,6 +34,7 @@ function usageRow(over: Partial<UsageSeriesRow> = {}): UsageSeriesRow {
     events: 2,
     firstMs: 1,
     updatedMs: 10,
+    lastEventMs: 8,
     ...over,
   };
 }
@@ -53,6 +55,7 @@ function toolRow(over: Partial<ToolSeriesRow> = {}): ToolSeriesRow {
     cacheWrite: 2.5,
     firstMs: 1,
     updatedMs: 10,
+    lastEventMs: 8,
     ...over,
   };
 }
@@ -133,17 +136,19 @@ describe("translate: usage series", () => {
     }
   });
 
-  it("without session.id, series that coincide are summed (values and latest update)", () => {
+  it("without session.id, series that coincide are summed (values, latest update, newest event)", () => {
     const rows = [
-      usageRow({ sessionId: "a", input: 1, events: 1, updatedMs: 5 }),
-      usageRow({ sessionId: "b", input: 2, events: 4, updatedMs: 9 }),
-      usageRow({ sessionId: "c", input: 4, events: 1, model: "other", updatedMs: 7 }),
+      usageRow({ sessionId: "a", input: 1, events: 1, updatedMs: 5, lastEventMs: 4 }),
+      usageRow({ sessionId: "b", input: 2, events: 4, updatedMs: 9, lastEventMs: 3 }),
+      usageRow({ sessionId: "c", input: 4, events: 1, model: "other", updatedMs: 7, lastEventMs: 6 }),
     ];
     const points = translate(rows, [], { ...OPTS, includeSessionId: false });
     const req = points.get("requests") ?? [];
-    expect(req.map((p) => [p.attributes["gen_ai.request.model"], p.value, p.updatedMs])).toEqual([
-      ["m1", 5, 9],
-      ["other", 1, 7],
+    expect(
+      req.map((p) => [p.attributes["gen_ai.request.model"], p.value, p.updatedMs, p.lastEventMs]),
+    ).toEqual([
+      ["m1", 5, 9, 4],
+      ["other", 1, 7, 6],
     ]);
     for (const p of req) expect(p.attributes).not.toHaveProperty("session.id");
     const input = (points.get("tokenUsage") ?? []).filter((p) => p.attributes.type === "input");
@@ -242,16 +247,28 @@ describe("allow-list of exported attributes", () => {
   });
 });
 
-describe("liveSeries (cumulative series TTL)", () => {
-  const p = (updatedMs: number): SeriesPoint => ({ attributes: {}, value: 1, updatedMs });
+describe("liveSeries (cumulative series TTL, by event time)", () => {
+  const p = (updatedMs: number, lastEventMs: number): SeriesPoint => ({
+    attributes: {},
+    value: 1,
+    updatedMs,
+    lastEventMs,
+  });
   it.each([
-    // updatedMs, now, ttl, deliveredBefore, kept
-    [100, 1000, 500, 2000, false], // idle past TTL and delivered since: dropped
-    [100, 1000, 500, 50, true], // idle but never delivered since its update: kept
-    [100, 1000, 500, 100, true], // updated in the same ms as the delivering read: not known delivered
-    [600, 1000, 500, 2000, true], // within TTL: kept
-    [500, 1000, 500, 2000, true], // exactly at the TTL edge: kept
-  ] as const)("updated %d, now %d, ttl %d, delivered before %d -> kept %s", (u, now, ttl, delivered, kept) => {
-    expect(liveSeries([p(u)], now, ttl, delivered)).toHaveLength(kept ? 1 : 0);
+    // lastEventMs, updatedMs, now, ttl, deliveredBefore, kept
+    [100, 100, 1000, 500, 2000, false], // no event within the TTL, delivered since: dropped
+    [100, 100, 1000, 500, 50, true], // old events, never delivered since the update: kept
+    [100, 100, 1000, 500, 100, true], // updated in the same ms as the delivering read: not known delivered
+    [600, 600, 1000, 500, 2000, true], // an event within the TTL: kept
+    [500, 500, 1000, 500, 2000, true], // exactly at the TTL edge: kept
+    // A backfill: old events ingested just now. Delivered once, then dropped at once,
+    // although the ingestion is recent (the old rule kept it for a whole TTL).
+    [100, 950, 1000, 500, 900, true],
+    [100, 950, 1000, 500, 960, false],
+    // A recent event ingested long ago (a clock ahead of the collector): kept by event time.
+    [900, 100, 1000, 500, 2000, true],
+  ] as const)("event %d, updated %d, now %d, ttl %d, delivered before %d -> kept %s", (e, u, now, ttl, delivered, kept) => {
+    expect(liveSeries([p(u, e)], now, ttl, delivered)).toHaveLength(kept ? 1 : 0);
+    expect(isLive(p(u, e), now, ttl, delivered)).toBe(kept);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Source, ToolCall, UsageEvent } from "../../../src/adapter/types.ts";
+import type { RequestCapture, Source, ToolCall, UsageEvent } from "../../../src/adapter/types.ts";
 import { Ledger } from "../../../src/ledger/ledger.ts";
 import { call, event, observation } from "../../helpers/events.ts";
 
@@ -41,6 +41,8 @@ export interface SyntheticSpec {
   readonly seed?: number;
   /** First session number (fill a ledger in several rounds with distinct sessions). */
   readonly offset?: number;
+  /** Event time of every message and call (default: the event helper's). An old time = history. */
+  readonly timestampMs?: number;
 }
 
 /** One message of a synthetic session: deterministic components, 0-3 tool calls. */
@@ -91,6 +93,7 @@ export function fillLedger(ledger: Ledger, spec: SyntheticSpec): { events: numbe
         cacheRead: m.cacheRead,
         cacheWrite: m.cacheWrite,
         toolCallCount: m.tools.length,
+        ...(spec.timestampMs === undefined ? {} : { timestampMs: spec.timestampMs }),
       });
       evs.push(e);
       m.tools.forEach((toolName, j) => {
@@ -103,6 +106,7 @@ export function fillLedger(ledger: Ledger, spec: SyntheticSpec): { events: numbe
             model: m.model,
             provider: m.provider,
             project: `/home/u/proj${s % 7}`,
+            ...(spec.timestampMs === undefined ? {} : { timestampMs: spec.timestampMs }),
           }),
         );
       });
@@ -118,4 +122,54 @@ export function fillLedger(ledger: Ledger, spec: SyntheticSpec): { events: numbe
     calls += r.callsAdded;
   }
   return { events, calls };
+}
+
+/** A provider-request capture as the captures surface produces it (summary numbers only). */
+export function requestCapture(id: string, over: Partial<RequestCapture> = {}): RequestCapture {
+  const stage = over.stage ?? "ai_sdk_prompt";
+  const seq = over.seq ?? 1;
+  const roles = over.roles ?? { system: 0, user: 2, assistant: 1, tool: 1, other: 0 };
+  const payloadBytes = over.payloadBytes ?? 21_000;
+  return {
+    captureKey: `cline-capture|${id}|${stage}|${seq}`,
+    captureId: id,
+    stage,
+    seq,
+    attempt: 1,
+    mode: "summary",
+    sessionId: "s1",
+    agent: "lead",
+    agentId: "agent_1",
+    conversationId: "conv_1",
+    runId: "run_1",
+    iteration: 1,
+    model: "mock-model",
+    provider: "openai-compatible",
+    project: "/work/ws",
+    timestampMs: 1_796_000_000_000,
+    payloadBytes,
+    estimatedTokens: Math.ceil(payloadBytes / 3),
+    messageCount: roles.system + roles.user + roles.assistant + roles.tool + roles.other,
+    messageBytes: 300,
+    messageTokens: 100,
+    roles,
+    toolResults: roles.tool,
+    reasoningBlocks: 0,
+    sourcePath: `/caps/${id}.${stage}.${seq}.provider-request.json`,
+    ...over,
+  };
+}
+
+/** Commits captures as one capture file would be (its rows with its checkpoint). */
+export function commitCaptures(ledger: Ledger, path: string, captures: readonly RequestCapture[]): number {
+  const r = ledger.commit({
+    status: "read",
+    source: { adapterId: "cline-capture", path, origin: "walk", hint: {} },
+    checkpoint: { path, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
+    events: [],
+    toolCalls: [],
+    captures: [...captures],
+    problems: [],
+  });
+  return r.capturesAdded ?? 0;
 }

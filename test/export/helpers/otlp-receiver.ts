@@ -8,8 +8,19 @@ import type { AddressInfo } from "node:net";
 
 export type AttrValue = string | number | boolean;
 
+/** A histogram data point's content (explicit bounds). */
+export interface ReceivedHistogram {
+  readonly count: number;
+  readonly sum: number;
+  readonly bounds: readonly number[];
+  readonly counts: readonly number[];
+  readonly min: number | undefined;
+  readonly max: number | undefined;
+}
+
 export interface ReceivedPoint {
   readonly metric: string;
+  readonly kind: "sum" | "gauge" | "histogram";
   readonly unit: string;
   readonly scope: string;
   readonly temporality: "delta" | "cumulative" | "unspecified";
@@ -17,7 +28,9 @@ export interface ReceivedPoint {
   readonly attributes: Readonly<Record<string, AttrValue>>;
   readonly startNs: bigint;
   readonly timeNs: bigint;
+  /** The value; for a histogram, its sum. */
   readonly value: number;
+  readonly histogram?: ReceivedHistogram;
   readonly resource: Readonly<Record<string, AttrValue>>;
   /** Index of the request that carried it. */
   readonly request: number;
@@ -123,11 +136,40 @@ export function decodeJson(body: Buffer, request: number): ReceivedPoint[] {
     const resource = jsonAttrs(rm.resource?.attributes);
     for (const sm of rm.scopeMetrics ?? []) {
       for (const m of sm.metrics ?? []) {
+        if (m.histogram) {
+          for (const dp of m.histogram.dataPoints ?? []) {
+            const histogram: ReceivedHistogram = {
+              count: Number(dp.count ?? 0),
+              sum: Number(dp.sum ?? 0),
+              bounds: (dp.explicitBounds ?? []).map(Number),
+              counts: (dp.bucketCounts ?? []).map(Number),
+              min: dp.min === undefined ? undefined : Number(dp.min),
+              max: dp.max === undefined ? undefined : Number(dp.max),
+            };
+            out.push({
+              metric: m.name,
+              kind: "histogram",
+              unit: m.unit ?? "",
+              scope: sm.scope?.name ?? "",
+              temporality: TEMPORALITY[m.histogram.aggregationTemporality ?? 0] ?? "unspecified",
+              monotonic: false,
+              attributes: jsonAttrs(dp.attributes),
+              startNs: BigInt(dp.startTimeUnixNano ?? 0),
+              timeNs: BigInt(dp.timeUnixNano ?? 0),
+              value: histogram.sum,
+              histogram,
+              resource,
+              request,
+            });
+          }
+          continue;
+        }
         const data = m.sum ?? m.gauge;
         if (!data) continue;
         for (const dp of data.dataPoints ?? []) {
           out.push({
             metric: m.name,
+            kind: m.sum ? "sum" : "gauge",
             unit: m.unit ?? "",
             scope: sm.scope?.name ?? "",
             temporality: TEMPORALITY[data.aggregationTemporality ?? 0] ?? "unspecified",
@@ -224,6 +266,35 @@ function protoAttrs(kvs: Buffer[]): Record<string, AttrValue> {
   return out;
 }
 
+/** Repeated fixed64 / double field `no`, packed (wire 2) or not (wire 1). */
+function repeated64(fs: Field[], no: number, as: "u64" | "double"): number[] {
+  const out: number[] = [];
+  const one = (b: Buffer, at: number) =>
+    as === "double" ? b.readDoubleLE(at) : Number(b.readBigUInt64LE(at));
+  for (const f of fs) {
+    if (f.no !== no || f.bytes === undefined) continue;
+    if (f.wire === 1) out.push(one(f.bytes, 0));
+    else for (let at = 0; at + 8 <= f.bytes.length; at += 8) out.push(one(f.bytes, at));
+  }
+  return out;
+}
+
+/** HistogramDataPoint: count 4, sum 5, bucket_counts 6, explicit_bounds 7, min 11, max 12. */
+function protoHistogram(dp: Field[]): ReceivedHistogram {
+  const dbl = (no: number): number | undefined => {
+    const f = dp.find((x) => x.no === no && x.wire === 1);
+    return f?.bytes ? f.bytes.readDoubleLE(0) : undefined;
+  };
+  return {
+    count: Number(int(dp, 4)),
+    sum: dbl(5) ?? 0,
+    counts: repeated64(dp, 6, "u64"),
+    bounds: repeated64(dp, 7, "double"),
+    min: dbl(11),
+    max: dbl(12),
+  };
+}
+
 /** ExportMetricsServiceRequest (opentelemetry/proto/collector/metrics/v1). */
 export function decodeProtobuf(body: Buffer, request: number): ReceivedPoint[] {
   const out: ReceivedPoint[] = [];
@@ -237,6 +308,30 @@ export function decodeProtobuf(body: Buffer, request: number): ReceivedPoint[] {
       const scope = scopeBuf ? str(protoFields(scopeBuf), 1) : "";
       for (const mBuf of sub(sm, 2)) {
         const m = protoFields(mBuf);
+        const histBuf = sub(m, 9)[0];
+        if (histBuf) {
+          const h = protoFields(histBuf);
+          for (const dpBuf of sub(h, 1)) {
+            const dp = protoFields(dpBuf);
+            const histogram = protoHistogram(dp);
+            out.push({
+              metric: str(m, 1),
+              kind: "histogram",
+              unit: str(m, 3),
+              scope,
+              temporality: TEMPORALITY[Number(int(h, 2))] ?? "unspecified",
+              monotonic: false,
+              attributes: protoAttrs(sub(dp, 9)),
+              startNs: int(dp, 2),
+              timeNs: int(dp, 3),
+              value: histogram.sum,
+              histogram,
+              resource,
+              request,
+            });
+          }
+          continue;
+        }
         const sumBuf = sub(m, 7)[0];
         const gaugeBuf = sub(m, 5)[0];
         const data = sumBuf ?? gaugeBuf;
@@ -248,6 +343,7 @@ export function decodeProtobuf(body: Buffer, request: number): ReceivedPoint[] {
           const asInt = dp.find((f) => f.no === 6);
           out.push({
             metric: str(m, 1),
+            kind: sumBuf ? "sum" : "gauge",
             unit: str(m, 3),
             scope,
             temporality: sumBuf ? (TEMPORALITY[Number(int(d, 2))] ?? "unspecified") : "unspecified",
@@ -284,14 +380,18 @@ export function attrKey(attrs: Readonly<Record<string, AttrValue>>): string {
  * Totals per series as a backend reconstructs cumulative streams: the latest value (by time)
  * per series and start time, summed over distinct start times (a new start time = a new stream).
  */
-export function cumulativeTotals(points: readonly ReceivedPoint[], metric: string): Map<string, number> {
+export function cumulativeTotals(
+  points: readonly ReceivedPoint[],
+  metric: string,
+  value: (p: ReceivedPoint) => number = (p) => p.value,
+): Map<string, number> {
   const latest = new Map<string, { timeNs: bigint; value: number; series: string }>();
   for (const p of points) {
     if (p.metric !== metric) continue;
     const series = attrKey(p.attributes);
     const stream = `${series}|${p.startNs}|${p.resource["service.instance.id"] ?? ""}`;
     const prev = latest.get(stream);
-    if (!prev || p.timeNs >= prev.timeNs) latest.set(stream, { timeNs: p.timeNs, value: p.value, series });
+    if (!prev || p.timeNs >= prev.timeNs) latest.set(stream, { timeNs: p.timeNs, value: value(p), series });
   }
   const out = new Map<string, number>();
   for (const { series, value } of latest.values()) out.set(series, (out.get(series) ?? 0) + value);
@@ -299,15 +399,28 @@ export function cumulativeTotals(points: readonly ReceivedPoint[], metric: strin
 }
 
 /** Totals per series of delta streams: every accepted point adds. */
-export function deltaTotals(points: readonly ReceivedPoint[], metric: string): Map<string, number> {
+export function deltaTotals(
+  points: readonly ReceivedPoint[],
+  metric: string,
+  value: (p: ReceivedPoint) => number = (p) => p.value,
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const p of points) {
     if (p.metric !== metric) continue;
     const k = attrKey(p.attributes);
-    out.set(k, (out.get(k) ?? 0) + p.value);
+    out.set(k, (out.get(k) ?? 0) + value(p));
   }
   return out;
 }
+
+/** A histogram point's record count (0 for anything else). */
+export const histogramCount = (p: ReceivedPoint): number => p.histogram?.count ?? 0;
+
+/** A histogram point's count in bucket `i` (0 for anything else). */
+export const bucketCount =
+  (i: number) =>
+  (p: ReceivedPoint): number =>
+    p.histogram?.counts[i] ?? 0;
 
 /** Sums series totals by one attribute (like PromQL `sum by (attr)`). */
 export function sumBy(totals: ReadonlyMap<string, number>, attr: string): Record<string, number> {

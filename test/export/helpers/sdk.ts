@@ -72,6 +72,7 @@ export function harness(
     exporter?: string;
     maxPointsPerRequest?: number;
     maxWindowEvents?: number;
+    maxWindowCaptures?: number;
   } = {},
 ): Harness {
   const temporality = opts.temporality ?? "cumulative";
@@ -96,6 +97,7 @@ export function harness(
     translate: { project: "path", includeSessionId: true, priceOf: NO_PRICES, ...opts.translate },
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.maxWindowEvents ? { maxWindowEvents: opts.maxWindowEvents } : {}),
+    ...(opts.maxWindowCaptures ? { maxWindowCaptures: opts.maxWindowCaptures } : {}),
   });
   const reader = new PeriodicExportingMetricReader({
     exporter,
