@@ -1,5 +1,5 @@
 import { CLINE_CAPTURES_ADAPTER_ID } from "../adapter/cline/captures/schema.ts";
-import type { Adapter, Problem, Source } from "../adapter/types.ts";
+import type { Adapter, Observation, Problem, Source } from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 
 /** The provider-request capture files of a pass, counted apart from the message documents. */
@@ -33,7 +33,12 @@ export function isCaptureSource(source: Pick<Source, "adapterId">): boolean {
   return source.adapterId === CLINE_CAPTURES_ADAPTER_ID;
 }
 
+/** Documents read ahead of the one being committed (see runPass). */
+export const READ_AHEAD = 4;
+
 export interface PassOptions {
+  /** How many sources are collected ahead of the commit (default READ_AHEAD; 1 = none). */
+  readonly readAhead?: number;
   readonly onProgress?: (done: number, total: number) => void;
   /** Checked between sources so a shutdown finishes the source at hand, not the pass. */
   readonly shouldStop?: () => boolean;
@@ -57,17 +62,30 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   let captureFilesRead = 0;
   let capturesAdded = 0;
   let done = 0;
-  for (const source of sources) {
+  // Read ahead: the next few documents are read and scanned while the current one commits,
+  // so the disk and the CPU overlap. Commits stay in source order, one source at a time.
+  const window = Math.max(1, opts.readAhead ?? READ_AHEAD);
+  const pending = new Map<number, Promise<Observation>>();
+  let launched = 0;
+  const collect = (source: Source): Promise<Observation> =>
+    adapter.collectIncremental(source, ledger.getCheckpoint(source.path)).catch(
+      (e: unknown): Observation => ({
+        // An adapter bug must not take the other sources down with it.
+        status: "failed",
+        source,
+        problem: { path: source.path, code: "internal", detail: String(e) },
+      }),
+    );
+  for (const [i, source] of sources.entries()) {
     if (opts.shouldStop?.()) break;
+    while (launched < sources.length && launched < i + window) {
+      pending.set(launched, collect(sources[launched] as Source));
+      launched++;
+    }
     const capture = isCaptureSource(source);
     if (capture) captureFiles++;
-    let obs: Awaited<ReturnType<Adapter["collectIncremental"]>>;
-    try {
-      obs = await adapter.collectIncremental(source, ledger.getCheckpoint(source.path));
-    } catch (e) {
-      // An adapter bug must not take the other sources down with it.
-      obs = { status: "failed", source, problem: { path: source.path, code: "internal", detail: String(e) } };
-    }
+    const obs = await (pending.get(i) as Promise<Observation>);
+    pending.delete(i);
     if (obs.status === "unchanged") unchanged++;
     else if (obs.status === "failed") {
       problems.push(obs.problem);

@@ -213,13 +213,20 @@ export class Ledger {
       let eventsAdded = 0;
       let callsAdded = 0;
       const byKey = new Map<string, UsageEvent>();
+      // One series upsert per distinct series per commit, not one per row.
+      const sums = new SeriesSums();
       for (const e of o.events) {
         byKey.set(e.dedupKey, e);
-        if (this.insertEvent(e, o.source.adapterId, nowMs)) eventsAdded++;
+        if (this.insertEvent(e, o.source.adapterId, nowMs, sums)) eventsAdded++;
       }
       for (const c of o.toolCalls) {
-        if (this.insertCall(c, byKey, nowMs)) callsAdded++;
+        if (this.insertCall(c, byKey, nowMs, sums)) callsAdded++;
       }
+      const w = this.seriesWrites();
+      for (const u of sums.usage.values())
+        w.usage.run(...u.key, u.input, u.output, u.cacheRead, u.cacheWrite, u.n, nowMs, nowMs, u.lastEventMs);
+      for (const t of sums.tool.values())
+        w.tool.run(...t.key, t.n, t.input, t.output, t.cacheRead, t.cacheWrite, nowMs, nowMs, t.lastEventMs);
       let capturesAdded: number | undefined;
       if (o.captures !== undefined) {
         capturesAdded = 0;
@@ -234,7 +241,7 @@ export class Ledger {
     return run(obs);
   };
 
-  private insertEvent(e: UsageEvent, adapter: string, nowMs: number): boolean {
+  private insertEvent(e: UsageEvent, adapter: string, nowMs: number, sums: SeriesSums): boolean {
     const info = this.st.insertEvent.run(
       e.dedupKey,
       adapter,
@@ -257,24 +264,16 @@ export class Ledger {
       nowMs,
     );
     if (info.changes === 0) return false;
-    this.seriesWrites().usage.run(
-      e.sessionId,
-      e.agent,
-      e.project,
-      e.model,
-      e.provider,
-      e.input,
-      e.output,
-      e.cacheRead,
-      e.cacheWrite,
-      nowMs,
-      nowMs,
+    sums.add(
+      "usage",
+      [e.sessionId, e.agent, e.project, e.model, e.provider],
+      [e.input, e.output, e.cacheRead, e.cacheWrite],
       e.timestampMs,
     );
     return true;
   }
 
-  private insertCall(c: ToolCall, batch: Map<string, UsageEvent>, nowMs: number): boolean {
+  private insertCall(c: ToolCall, batch: Map<string, UsageEvent>, nowMs: number, sums: SeriesSums): boolean {
     let paid: { input: number; output: number; cacheRead: number; cacheWrite: number } | undefined;
     if (c.usageKey !== "") {
       paid = batch.get(c.usageKey) ?? (this.st.getEventComponents.get(c.usageKey) as typeof paid);
@@ -300,17 +299,10 @@ export class Ledger {
       nowMs,
     );
     if (info.changes === 0) return false;
-    this.seriesWrites().tool.run(
-      c.sessionId,
-      c.agent,
-      c.project,
-      c.model,
-      c.provider,
-      c.toolName,
-      paid ? 1 : 0,
-      ...share,
-      nowMs,
-      nowMs,
+    sums.add(
+      "tool",
+      [c.sessionId, c.agent, c.project, c.model, c.provider, c.toolName, paid ? 1 : 0],
+      share as [number, number, number, number],
       c.timestampMs,
     );
     return true;
@@ -877,17 +869,17 @@ function prepareSeriesWrites(db: Database.Database) {
     usage: db.prepare(
       `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms,
          last_event_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
-         events = events + 1, updated_ms = excluded.updated_ms,
+         events = events + excluded.events, updated_ms = excluded.updated_ms,
          last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
     ),
     tool: db.prepare(
       `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
          first_ms, updated_ms, last_event_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + 1,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + excluded.calls,
          input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
          updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
@@ -1012,4 +1004,49 @@ function migrate(db: Database.Database, path: string, now: () => number): void {
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   });
   if (version < SCHEMA_VERSION) steps();
+}
+
+interface SeriesSum {
+  readonly key: (string | number)[];
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  n: number;
+  lastEventMs: number;
+}
+
+/** Per-commit running sums of the rows added, by series key. */
+class SeriesSums {
+  readonly usage = new Map<string, SeriesSum>();
+  readonly tool = new Map<string, SeriesSum>();
+
+  add(
+    kind: "usage" | "tool",
+    key: (string | number)[],
+    c: readonly [number, number, number, number],
+    ts: number,
+  ): void {
+    const map = this[kind];
+    const id = key.join("\u0000");
+    const cur = map.get(id);
+    if (cur === undefined) {
+      map.set(id, {
+        key,
+        input: c[0],
+        output: c[1],
+        cacheRead: c[2],
+        cacheWrite: c[3],
+        n: 1,
+        lastEventMs: ts,
+      });
+      return;
+    }
+    cur.input += c[0];
+    cur.output += c[1];
+    cur.cacheRead += c[2];
+    cur.cacheWrite += c[3];
+    cur.n += 1;
+    if (ts > cur.lastEventMs) cur.lastEventMs = ts;
+  }
 }

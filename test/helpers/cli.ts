@@ -1,5 +1,6 @@
 import { type SpawnOptions, spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
+import type { Numbers } from "../../src/report/report.ts";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 const MAIN = join(ROOT, "src", "cli", "main.ts");
@@ -45,16 +46,7 @@ export function spawnCli(args: string[], env: Record<string, string>, opts: Spaw
 
 export interface JsonReport {
   rows: Record<string, string | number>[];
-  totals: {
-    input: number;
-    output: number;
-    cacheRead: number;
-    cacheWrite: number;
-    events: number;
-    toolCalls: number;
-    cost: number;
-    unpricedEvents: number;
-  };
+  totals: Numbers;
 }
 
 export function reportJson(env: Record<string, string>, by: string[] = []): JsonReport {
