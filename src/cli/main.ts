@@ -3,14 +3,12 @@ import { Command } from "commander";
 import { describeError, exitCodeFor } from "./common.ts";
 import { pathsCommand } from "./paths.ts";
 import { reportCommand } from "./report.ts";
-import { runCommand } from "./run.ts";
-
-const VERSION = "0.1.0";
+import { packageVersion, runCommand } from "./run.ts";
 
 export function buildProgram(): Command {
   const program = new Command("cline-otel")
     .description("OpenTelemetry metrics for the Cline CLI: tokens, cache, cost and tool use")
-    .version(VERSION)
+    .version(packageVersion())
     .exitOverride();
   program.addCommand(reportCommand());
   program.addCommand(pathsCommand());

@@ -34,7 +34,7 @@ export function isCaptureSource(source: Pick<Source, "adapterId">): boolean {
 }
 
 /** Documents read ahead of the one being committed (see runPass). */
-export const READ_AHEAD = 4;
+export const READ_AHEAD = 2;
 
 export interface PassOptions {
   /** How many sources are collected ahead of the commit (default READ_AHEAD; 1 = none). */

@@ -23,12 +23,17 @@ export function indexDocumentPath(row: IndexRow, sessionsDir: string): string | 
  * gone (a data dir moved, restored from backup, mounted into a container), the same
  * `<root>/<file>` under the sessions dir we were given.
  */
-export function locateIndexedDocument(row: IndexRow, sessionsDir: string): string | undefined {
+export function locateIndexedDocument(
+  row: IndexRow,
+  sessionsDir: string,
+  walked: (path: string) => boolean = () => false,
+): string | undefined {
   const stored = indexDocumentPath(row, sessionsDir);
   if (stored === undefined || !stored.endsWith(SUFFIX)) return undefined;
-  if (regularFile(stored)) return stored;
+  // A document the walk already saw needs no stat of its own.
+  if (walked(stored) || regularFile(stored)) return stored;
   const rebased = join(sessionsDir, basename(dirname(stored)), basename(stored));
-  return regularFile(rebased) ? rebased : undefined;
+  return walked(rebased) || regularFile(rebased) ? rebased : undefined;
 }
 
 function regularFile(path: string): boolean {
@@ -53,8 +58,8 @@ function canonical(path: string): string {
  * Walk `<sessions>/<root>/*.messages.json`: Cline's layout is exactly two levels deep,
  * so the walk never descends further, which also makes symlink loops harmless.
  */
-export function walkSessions(sessionsDir: string, problems: Problem[]): string[] {
-  const found: string[] = [];
+export function walkSessions(sessionsDir: string, problems: Problem[]): WalkedDocument[] {
+  const found: WalkedDocument[] = [];
   let roots: Dirent[];
   try {
     roots = readdirSync(sessionsDir, { withFileTypes: true });
@@ -76,10 +81,30 @@ export function walkSessions(sessionsDir: string, problems: Problem[]): string[]
     for (const f of files) {
       if (!f.name.endsWith(SUFFIX)) continue;
       const p = join(dir, f.name);
-      if (f.isFile() || (f.isSymbolicLink() && regularFile(p))) found.push(p);
+      if (f.isFile()) found.push({ path: p, plain: root.isDirectory() });
+      else if (f.isSymbolicLink() && regularFile(p)) found.push({ path: p, plain: false });
     }
   }
-  return found.sort();
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** A walked document; `plain` when neither its session folder nor the file is a symlink. */
+export interface WalkedDocument {
+  readonly path: string;
+  readonly plain: boolean;
+}
+
+/**
+ * Identity of a document for de-duplicating index and walk. A path under the sessions dir
+ * with no symlink below it needs no realpath per document: the sessions dir is resolved
+ * once. (A document reached two ways that this misses is read twice, never counted twice:
+ * the dedup keys collapse it.)
+ */
+export function canonicalizer(sessionsDir: string): (path: string, plain: boolean) => string {
+  const base = resolve(sessionsDir);
+  const real = canonical(base);
+  return (path, plain) =>
+    plain && path.startsWith(`${base}/`) ? real + path.slice(base.length) : canonical(path);
 }
 
 function isDir(p: string): boolean {
@@ -148,8 +173,11 @@ export async function discoverCline(
   const rootOf = (r: IndexRow): string => r.parentSessionId ?? r.sessionId.split("__")[0] ?? r.sessionId;
 
   const seen = new Set<string>();
+  const identity = canonicalizer(sessionsDir);
+  const walkedDocs = walkSessions(sessionsDir, problems);
+  const walkedPlain = new Set(walkedDocs.filter((d) => d.plain).map((d) => d.path));
   for (const row of index.rows) {
-    const p = locateIndexedDocument(row, sessionsDir);
+    const p = locateIndexedDocument(row, sessionsDir, (path) => walkedPlain.has(path));
     if (p === undefined) {
       if (row.messagesPath !== null && row.messagesPath !== "") {
         problems.push({
@@ -160,7 +188,7 @@ export async function discoverCline(
       }
       continue;
     }
-    const real = canonical(p);
+    const real = identity(p, true);
     if (seen.has(real)) continue;
     seen.add(real);
     const root = byId.get(rootOf(row));
@@ -175,8 +203,8 @@ export async function discoverCline(
   }
 
   const cwdCache = new Map<string, string | undefined>();
-  for (const p of walkSessions(sessionsDir, problems)) {
-    const real = canonical(p);
+  for (const { path: p, plain } of walkedDocs) {
+    const real = identity(p, plain);
     if (seen.has(real)) continue;
     seen.add(real);
     const id = identityFromPath(p);
