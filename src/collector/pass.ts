@@ -66,9 +66,11 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   // so the disk and the CPU overlap. Commits stay in source order, one source at a time.
   const window = Math.max(1, opts.readAhead ?? READ_AHEAD);
   const pending = new Map<number, Promise<Observation>>();
+  // A source's checkpoint only changes by its own commit, which comes after its collection.
+  const checkpoints = ledger.allCheckpoints();
   let launched = 0;
   const collect = (source: Source): Promise<Observation> =>
-    adapter.collectIncremental(source, ledger.getCheckpoint(source.path)).catch(
+    adapter.collectIncremental(source, checkpoints.get(source.path)).catch(
       (e: unknown): Observation => ({
         // An adapter bug must not take the other sources down with it.
         status: "failed",

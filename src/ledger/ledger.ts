@@ -195,6 +195,21 @@ export class Ledger {
     if (this.lockDb?.open) this.lockDb.close();
   }
 
+  /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
+  allCheckpoints(): Map<string, SourceCheckpoint> {
+    const out = new Map<string, SourceCheckpoint>();
+    for (const r of this.st.allCheckpoints.iterate() as IterableIterator<{
+      path: string;
+      size: number;
+      mtime_ns: string;
+      ino: number;
+      dev: number;
+    }>) {
+      out.set(r.path, { path: r.path, size: r.size, mtimeNs: r.mtime_ns, ino: r.ino, dev: r.dev });
+    }
+    return out;
+  }
+
   getCheckpoint(path: string): SourceCheckpoint | undefined {
     const r = this.st.getCheckpoint.get(path) as
       | { path: string; size: number; mtime_ns: string; ino: number; dev: number }
@@ -789,6 +804,7 @@ function prepare(db: Database.Database, eventTimes: boolean) {
   const lastEvent = lastEventColumn(eventTimes);
   return {
     getCheckpoint: db.prepare("SELECT path, size, mtime_ns, ino, dev FROM checkpoints WHERE path = ?"),
+    allCheckpoints: db.prepare("SELECT path, size, mtime_ns, ino, dev FROM checkpoints"),
     putCheckpoint: db.prepare(
       `INSERT INTO checkpoints (path, adapter, size, mtime_ns, ino, dev, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (path) DO UPDATE SET adapter = excluded.adapter, size = excluded.size, mtime_ns = excluded.mtime_ns,
