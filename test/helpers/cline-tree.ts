@@ -1,16 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { CLINE_SESSIONS_DDL } from "../adapter/cline/helpers/cline-db.ts";
 
-/** Cline's sessions table (SCHEMA.md section 6), as cline@3.0.65 creates it. */
-export const SESSIONS_DDL = `CREATE TABLE sessions (
-  session_id TEXT PRIMARY KEY, source TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL,
-  ended_at TEXT, exit_code INTEGER, status TEXT NOT NULL, status_lock INTEGER NOT NULL DEFAULT 0,
-  interactive INTEGER NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, cwd TEXT NOT NULL,
-  workspace_root TEXT NOT NULL, team_name TEXT, enable_tools INTEGER NOT NULL, enable_spawn INTEGER NOT NULL,
-  enable_teams INTEGER NOT NULL, parent_session_id TEXT, parent_agent_id TEXT, agent_id TEXT,
-  conversation_id TEXT, is_subagent INTEGER NOT NULL DEFAULT 0, prompt TEXT, metadata_json TEXT,
-  transcript_path TEXT NOT NULL DEFAULT '', hook_path TEXT NOT NULL, messages_path TEXT, updated_at TEXT NOT NULL)`;
+/** Cline's sessions table (SCHEMA.md section 6), as cline@3.0.65 creates it: one copy, shared. */
+export const SESSIONS_DDL = CLINE_SESSIONS_DDL;
 
 export interface Metrics {
   inputTokens: number;
