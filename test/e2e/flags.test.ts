@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "../export/helpers/otlp-receiver.ts";
-import { runCliAsync } from "./helpers/cli.ts";
+import { onceArgs, otlpEnv, runCliAsync } from "./helpers/cli.ts";
 import { metricsFor, writeSession } from "./helpers/sessions.ts";
 
 let work: string | undefined;
@@ -28,21 +28,8 @@ async function setup() {
     });
   }
   rx = await startReceiver();
-  const args = [
-    "run",
-    "--once",
-    "--sessions-dir",
-    sessionsDir,
-    "--db-dir",
-    join(work, "db"),
-    "--state-dir",
-    join(work, "state"),
-  ];
-  const env = {
-    OTEL_METRICS_EXPORTER: "otlp",
-    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
-    OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
-  };
+  const args = onceArgs(work, sessionsDir);
+  const env = otlpEnv(rx.url);
   return { args, env, work };
 }
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cumulativeTotals, type Receiver, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
-import { runCliAsync } from "./helpers/cli.ts";
+import { onceArgs, otlpEnv, runCliAsync } from "./helpers/cli.ts";
 import { metricsFor, type SessionSpec, truthByType, writeSession } from "./helpers/sessions.ts";
 
 let work: string | undefined;
@@ -44,22 +44,8 @@ describe.each([
     const sessions = [0, 1, 2, 3].map((n) => session(n, 3 + n));
     for (const s of sessions) writeSession(sessionsDir, s);
     rx = await startReceiver();
-    const args = [
-      "run",
-      "--once",
-      "--sessions-dir",
-      sessionsDir,
-      "--db-dir",
-      join(work, "db"),
-      "--state-dir",
-      join(work, "state"),
-    ];
-    const env = {
-      OTEL_METRICS_EXPORTER: "otlp",
-      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
-      OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol,
-      OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
-    };
+    const args = onceArgs(work, sessionsDir);
+    const env = otlpEnv(rx.url, { OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol });
     const truth = truthByType(sessions);
 
     const r1 = await runCliAsync(args, env);
@@ -97,16 +83,7 @@ describe("run --once when the collector is unreachable", () => {
     const sessions = [session(0, 2)];
     writeSession(sessionsDir, sessions[0] as SessionSpec);
     rx = await startReceiver(() => 503);
-    const args = [
-      "run",
-      "--once",
-      "--sessions-dir",
-      sessionsDir,
-      "--db-dir",
-      join(work, "db"),
-      "--state-dir",
-      join(work, "state"),
-    ];
+    const args = onceArgs(work, sessionsDir);
     const env = {
       OTEL_METRICS_EXPORTER: "otlp",
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,

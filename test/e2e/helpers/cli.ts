@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { spawnCli } from "../../helpers/cli.ts";
 
 export interface AsyncCliResult {
@@ -53,4 +54,28 @@ export function startDaemon(args: string[], env: Record<string, string>, timeout
   /** Everything the daemon logged so far. */
   const log = () => stderr;
   return { child, log, done: collect(child, t0, timeoutMs) };
+}
+
+/** `run --once` over a sessions dir, with its db and state dirs under `work`. */
+export function onceArgs(work: string, sessionsDir: string): string[] {
+  return [
+    "run",
+    "--once",
+    "--sessions-dir",
+    sessionsDir,
+    "--db-dir",
+    join(work, "db"),
+    "--state-dir",
+    join(work, "state"),
+  ];
+}
+
+/** OTLP to an in-process receiver, with a short timeout. */
+export function otlpEnv(url: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    OTEL_METRICS_EXPORTER: "otlp",
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url,
+    OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
+    ...extra,
+  };
 }
