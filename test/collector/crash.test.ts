@@ -1,14 +1,32 @@
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { Ledger } from "../../src/ledger/ledger.ts";
+import { LEDGER_FILE } from "../../src/ledger/ledger.ts";
 import { reportJson, spawnCli } from "../helpers/cli.ts";
 import { makeTree, type SessionSpec } from "../helpers/cline-tree.ts";
 
-const SESSIONS = 300;
+const SESSIONS = 400;
 const PER = 20;
+
+/** Events committed so far (-1 while the ledger does not exist yet); a plain reader of our own file. */
+function eventsIn(stateDir: string): number {
+  const path = join(stateDir, LEDGER_FILE);
+  if (!existsSync(path)) return -1;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return (db.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n;
+  } catch (e) {
+    // The killed writer may have left the schema half-created: that is "nothing yet".
+    if (/no such table/.test(String(e))) return -1;
+    throw e;
+  } finally {
+    db?.close();
+  }
+}
 
 describe("kill -9 in the middle of a collection", () => {
   const dir = mkdtempSync(join(tmpdir(), "crash-"));
@@ -34,19 +52,17 @@ describe("kill -9 in the middle of a collection", () => {
 
     const partial: number[] = [];
     for (let i = 0; i < 6; i++) {
+      const before = eventsIn(env.CLINE_OTEL_STATE_DIR);
       const child = spawnCli(["report", "--json"], env, { stdio: "ignore" });
-      const delay = 400 + Math.floor(Math.random() * 400) + i * 150;
-      const timer = setTimeout(() => child.kill("SIGKILL"), delay);
+      // Kill the moment this run has committed something: a kill in the middle, not by luck.
+      const deadline = Date.now() + 30_000;
+      const poll = setInterval(() => {
+        if (eventsIn(env.CLINE_OTEL_STATE_DIR) > before || Date.now() > deadline) child.kill("SIGKILL");
+      }, 5);
       const [code, signal] = (await once(child, "exit")) as [number | null, string | null];
-      clearTimeout(timer);
+      clearInterval(poll);
       expect(code === 0 || signal === "SIGKILL").toBe(true);
-      try {
-        const l = Ledger.open(env.CLINE_OTEL_STATE_DIR, { readOnly: true });
-        partial.push(l.counts().events);
-        l.close();
-      } catch {
-        partial.push(0); // killed before the ledger existed
-      }
+      partial.push(eventsIn(env.CLINE_OTEL_STATE_DIR));
     }
     const r = reportJson(env);
     expect(r.totals.events).toBe(SESSIONS * PER);
