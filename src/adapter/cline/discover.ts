@@ -50,6 +50,7 @@ function canonical(path: string): string {
     // The native realpath is several times faster than the JS one on a walk of thousands.
     return realpathSync.native(path);
   } catch {
+    // Vanished or unreadable: it keeps its own name here, and collecting it reports the error.
     return resolve(path);
   }
 }
@@ -111,6 +112,7 @@ function isDir(p: string): boolean {
   try {
     return statSync(p).isDirectory();
   } catch {
+    // A dangling symlink in the sessions dir is not a session folder (Cline never makes one).
     return false;
   }
 }
