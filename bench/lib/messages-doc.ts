@@ -5,7 +5,7 @@
  * benchmark and by the scanner's huge-document test.
  */
 import { closeSync, openSync, writeSync } from "node:fs";
-import { arr, num, obj, str } from "../../src/scan/schema.ts";
+import { messagesDocumentSchema } from "../../src/adapter/cline/schema.ts";
 
 export interface ExpectedMetrics {
   readonly inputTokens: number;
@@ -225,24 +225,4 @@ export function writeMessagesDoc(path: string, spec: DocSpec): { bytes: number; 
  * The allow-list a Cline adapter needs (names and counts only). Shared by the benchmark
  * and the scanner tests so both measure the same work.
  */
-export const messagesSchema = obj({
-  version: num,
-  sessionId: str(),
-  agent: str(),
-  messages: arr(
-    obj({
-      id: str(),
-      role: str(),
-      ts: num,
-      modelInfo: obj({ id: str(), provider: str() }),
-      metrics: obj({
-        inputTokens: num,
-        outputTokens: num,
-        cacheReadTokens: num,
-        cacheWriteTokens: num,
-        cost: num,
-      }),
-      content: arr(obj({ type: str(), id: str(), name: str() })),
-    }),
-  ),
-});
+export const messagesSchema = messagesDocumentSchema;

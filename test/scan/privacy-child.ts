@@ -7,30 +7,12 @@
  */
 import { readFileSync } from "node:fs";
 import { writeHeapSnapshot } from "node:v8";
+import { messagesDocumentSchema } from "../../src/adapter/cline/schema.ts";
 import { scanBuffer, scanFile } from "../../src/scan/scanner.ts";
-import { arr, num, obj, str } from "../../src/scan/schema.ts";
+import { arr, obj, str } from "../../src/scan/schema.ts";
 
-export const privacySchema = obj({
-  version: num,
-  sessionId: str(),
-  agent: str(),
-  messages: arr(
-    obj({
-      id: str(),
-      role: str(),
-      ts: num,
-      modelInfo: obj({ id: str(), provider: str() }),
-      metrics: obj({
-        inputTokens: num,
-        outputTokens: num,
-        cacheReadTokens: num,
-        cacheWriteTokens: num,
-        cost: num,
-      }),
-      content: arr(obj({ type: str(), id: str(), name: str() })),
-    }),
-  ),
-});
+/** The product's own allow-list: this test proves what cline-otel really decodes. */
+export const privacySchema = messagesDocumentSchema;
 
 /** Same allow-list plus block `text`: the positive control that a scanner-decoded string IS seen. */
 const leakySchema = obj({
