@@ -1,10 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../../../helpers/cli.ts";
+import { expectCanaryAbsent, runCanaryChild } from "../../../helpers/canary.ts";
 import { makeTree } from "../../../helpers/cline-tree.ts";
 import { captureFileName, captureRecord } from "./helpers.ts";
 
@@ -92,34 +91,13 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function runChild(name: string, control: boolean) {
-  const snapshot = join(dir, `${name}.heapsnapshot`);
-  const state = join(dir, `state-${name}`);
-  const r = spawnSync(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      join(ROOT, "test/adapter/cline/captures/canary-child.ts"),
-      home,
-      caps,
-      state,
-      snapshot,
-      control ? "control" : "",
-    ],
-    { cwd: ROOT, encoding: "utf8", timeout: 120_000 },
-  );
-  expect(r.status, r.stderr).toBe(0);
-  return { snapshot: readFileSync(snapshot), state, out: r.stdout + r.stderr };
+  return runCanaryChild("test/adapter/cline/captures/canary-child.ts", dir, name, [home, caps], control);
 }
 
 describe("captures privacy by construction", () => {
   it("no payload, body, hash or unknown field becomes a string: absent from the heap, the ledger and all output", () => {
     const { snapshot, state, out } = runChild("collect", false);
-    const needle = Buffer.from(canary);
-    expect(snapshot.includes(needle)).toBe(false);
-    expect(snapshot.includes(Buffer.from(canary, "utf16le"))).toBe(false);
-    for (const f of readdirSync(state)) expect(readFileSync(join(state, f)).includes(needle)).toBe(false);
-    expect(out.includes(canary)).toBe(false);
+    expectCanaryAbsent({ snapshot, state, out }, canary);
     // ...while the allow-listed facts made it through.
     expect(out).toContain("wire_request");
     expect(out).toContain("cline.request.estimated_tokens");
