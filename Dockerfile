@@ -3,22 +3,18 @@
 #   docker build -t cline-otel .
 #   docker run --rm -v ~/.cline:/cline:ro -v cline-otel-state:/var/lib/cline-otel \
 #     -e OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 cline-otel
-# Both stages use the same Debian release (bookworm) and Node version, so the better-sqlite3
-# binary built or fetched in the build stage loads in the runtime stage.
-ARG NODE_VERSION=20.20.2
+# Node 24 LTS (cline-otel supports Node 22 and 24). better-sqlite3 13 ships prebuilt N-API binaries
+# inside its npm package, so neither stage needs a compiler, headers or any download but the registry.
+ARG NODE_VERSION=24.22.3
 
-FROM node:${NODE_VERSION}-bookworm AS build
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
-# The full image has python3, make and g++: better-sqlite3 compiles from source when no
-# prebuilt binary matches.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
-# Compile TypeScript to dist/, then drop devDependencies (tsc, tsx, vitest, biome) while
-# keeping the native module already built above. data/ (if the repo has one) ships as is.
+# Compile TypeScript to dist/, then drop devDependencies (tsc, tsx, vitest, biome).
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
- && mkdir -p data
+ && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -29,7 +25,6 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
-COPY --from=build /app/data ./data
 # The ledger lives in a volume mounted here. cline-otel creates state/ itself with mode 0700
 # and refuses a directory it does not own, so the parent is world-writable with the sticky bit:
 # any uid (docker run --user "$(id -u)") gets its own private state dir.

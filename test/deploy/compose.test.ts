@@ -121,8 +121,10 @@ describe("docker-compose.yml", () => {
     }
     // The Dockerfile's base images too.
     const dockerfile = readFileSync(join(REPO, "Dockerfile"), "utf8");
-    expect(dockerfile).toMatch(/^ARG NODE_VERSION=20\.\d+\.\d+$/m);
+    expect(dockerfile).toMatch(/^ARG NODE_VERSION=24\.\d+\.\d+$/m);
     expect(dockerfile.match(/^FROM /gm)?.length).toBe(2);
+    // No compiler in either stage: better-sqlite3's prebuilt binary is the one that loads.
+    expect(dockerfile).toMatch(/^FROM node:\$\{NODE_VERSION\}-bookworm-slim AS build$/m);
     expect(dockerfile).toMatch(/^FROM node:\$\{NODE_VERSION\}-bookworm-slim AS runtime$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toContain('ENTRYPOINT ["node", "dist/cli/main.js"]');
