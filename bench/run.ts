@@ -2,6 +2,8 @@
  * The performance benchmark suite: `npm run bench [-- <case ...>] [--quick] [--reps N]`.
  *
  * Cases (default: all, in this order):
+ *   startup   0. `--version`, `paths` and `npm start` vs `node -e 0` (bench/cases/startup.ts)
+ *   cli       1. the issue-15 table, whole processes: cold/idle `report`, the idle daemon, `run --once`
  *   scan      1. scanner vs readFileSync+JSON.parse vs raw readFileSync on a ~70 MB document
  *   backfill  2. full collection of 2,000 sessions (~2 GB) vs reading them raw; events/s, peak RSS
  *   idle      3. idle pass over 10,000 sessions vs a readdir+stat walk; a pass with one changed
@@ -17,10 +19,12 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { backfillCase, hugeCase } from "./cases/backfill.ts";
+import { cliCase } from "./cases/cli.ts";
 import { exportCase } from "./cases/export.ts";
 import { idleCase } from "./cases/idle.ts";
 import { pickupCase } from "./cases/pickup.ts";
 import { scanCase } from "./cases/scan.ts";
+import { startupCase } from "./cases/startup.ts";
 import { type Corpus, writeCorpus } from "./lib/corpus.ts";
 import { type CaseName, parseCommandLine, type Sizes } from "./lib/options.ts";
 import { type CaseResult, type Row, renderTable } from "./lib/report.ts";
@@ -123,6 +127,10 @@ async function runCase(
   history: () => Corpus,
 ): Promise<CaseResult> {
   switch (name) {
+    case "startup":
+      return startupCase(tmp, sizes.startupReps);
+    case "cli":
+      return cliCase(tmp, sizes);
     case "scan":
       return scanCase({ tmp, sizeMB: sizes.scanMB, reps: sizes.scanReps });
     case "backfill":

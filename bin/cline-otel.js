@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // Installed package: check the Node version first, then run the compiled CLI (built by `npm run build`).
+import { readFileSync } from "node:fs";
+import module from "node:module";
 import { nodeVersionProblem } from "./check-node.js";
 
 const problem = nodeVersionProblem(process.versions.node);
@@ -7,4 +9,15 @@ if (problem !== undefined) {
   process.stderr.write(`${problem}\n`);
   process.exit(2);
 }
+// `--version` alone is answered from package.json before the CLI (commander and its commands) is
+// loaded: it is what scripts and health checks run most. dist/cli/main.js answers it the same way.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  process.stdout.write(`${pkg.version}\n`);
+  process.exit(0);
+}
+// V8's code cache for our modules and dependencies (in the OS temp dir, keyed by Node version and
+// file contents): start-up then skips compiling them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+module.enableCompileCache?.();
 await import("../dist/cli/main.js");

@@ -4,10 +4,11 @@
  * pass where one document changed must add only that document's read. Measured in this
  * process, interleaved, on a warm ledger and adapter (as in the daemon).
  */
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { checkpointOf, createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import { checkpointOf, statFile } from "../../src/adapter/fingerprint.ts";
 import type { Adapter } from "../../src/adapter/types.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
@@ -33,8 +34,7 @@ export interface IdleMeasurement {
 export async function seedCheckpoints(adapter: Adapter, ledger: Ledger): Promise<number> {
   const { sources } = await adapter.discover();
   for (const source of sources) {
-    const s = statSync(source.path, { bigint: true });
-    const stat = { size: Number(s.size), mtimeNs: s.mtimeNs, ino: Number(s.ino), dev: Number(s.dev) };
+    const stat = statFile(source.path);
     ledger.commit({
       status: "read",
       source,

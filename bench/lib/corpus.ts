@@ -1,7 +1,7 @@
 /**
  * Generates realistic Cline CLI histories for the benchmarks: `<sessions>/<rootId>/` folders with
  * the lead `<rootId>.messages.json`, its sidecar, some sub-agent and teammate documents, and a
- * `sessions.db` index naming most of them (SCHEMA.md sections 3-6). Documents are written the way
+ * `sessions.db` index naming most of them (docs/cline-format.md §3-6). Documents are written the way
  * Cline writes them (`JSON.stringify(doc, null, 2)` + "\n"), in pieces, so a 1 GB document never
  * has to exist as one string. Everything is deterministic for a given seed.
  *
@@ -125,6 +125,8 @@ export interface DocSpec {
   readonly extraTurns?: number;
   /** Median tool-result size (characters); the spread is log-normal. */
   readonly toolResultMedian?: number;
+  /** Size of a lead document's `system_prompt` (default 12,000 characters). */
+  readonly systemPromptChars?: number;
   readonly startTs: number;
   readonly seed: number;
   readonly reservoir: string;
@@ -330,7 +332,9 @@ export function writeDocument(spec: DocSpec): DocStats {
     }
     sink.put("\n  ]");
     if (spec.agent === "lead")
-      sink.put(`,\n  "system_prompt": ${JSON.stringify(bodyText(res, rand, 12_000))}`);
+      sink.put(
+        `,\n  "system_prompt": ${JSON.stringify(bodyText(res, rand, spec.systemPromptChars ?? 12_000))}`,
+      );
     sink.put("\n}\n");
     sink.flush();
   } finally {
@@ -352,6 +356,7 @@ export interface CorpusSpec {
   /** Largest document, as a share of totalBytes (default 0.05). */
   readonly maxDocShare?: number;
   readonly toolResultMedian?: number;
+  readonly systemPromptChars?: number;
   readonly seed?: number;
   /** Epoch ms of the first session id. */
   readonly startMs?: number;
@@ -456,6 +461,7 @@ export function writeCorpus(home: string, spec: CorpusSpec): Corpus {
       seed: ++seed,
       reservoir,
       ...(spec.toolResultMedian !== undefined ? { toolResultMedian: spec.toolResultMedian } : {}),
+      ...(spec.systemPromptChars !== undefined ? { systemPromptChars: spec.systemPromptChars } : {}),
     };
     docs.push({ spec: leadSpec, stats: writeDocument(leadSpec) });
     writeFileSync(

@@ -1,5 +1,5 @@
 /**
- * Generates realistic Cline CLI `<id>.messages.json` documents (SCHEMA.md section 4 shape,
+ * Generates realistic Cline CLI `<id>.messages.json` documents (docs/cline-format.md §4 shape,
  * `JSON.stringify(doc, null, 2)` layout) of any size, streamed to disk in pieces so that
  * documents larger than V8's maximum string length can be produced. Used by the scanner
  * benchmark and by the scanner's huge-document test.
@@ -21,7 +21,12 @@ export interface ExpectedMessage {
   readonly ts: number;
   readonly modelInfo?: { readonly id: string; readonly provider: string };
   readonly metrics?: ExpectedMetrics;
-  readonly content: readonly { readonly type: string; readonly id?: string; readonly name?: string }[];
+  readonly content: readonly {
+    readonly type: string;
+    readonly id?: string;
+    readonly name?: string;
+    readonly tool_use_id?: string;
+  }[];
 }
 
 export interface ExpectedDoc {
@@ -212,7 +217,12 @@ export function writeMessagesDoc(path: string, spec: DocSpec): { bytes: number; 
       out(`,\n${pre}`);
       out(encodedBody(chars, t % 3));
       out(post);
-      messages.push({ id: resultId, role: "user", ts, content: [{ type: "tool_result", name: toolName }] });
+      messages.push({
+        id: resultId,
+        role: "user",
+        ts,
+        content: [{ type: "tool_result", tool_use_id: toolId, name: toolName }],
+      });
     }
     out(`\n  ],\n  "system_prompt": ${JSON.stringify(`You are Cline. ${body(pool, rand, 4000)}`)}\n}\n`);
   } finally {

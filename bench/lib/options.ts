@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { MiB } from "./stats.ts";
 
-export const CASES = ["scan", "backfill", "idle", "pickup", "export", "huge"] as const;
+export const CASES = ["startup", "cli", "scan", "backfill", "idle", "pickup", "export", "huge"] as const;
 export type CaseName = (typeof CASES)[number];
 
 export interface Sizes {
@@ -18,6 +18,13 @@ export interface Sizes {
   readonly exportSessions: readonly number[];
   readonly hugeBytes: number;
   readonly hugeReps: number;
+  readonly startupReps: number;
+  /** The cli case: small sessions, large documents and their bytes, rounds, daemon watch time. */
+  readonly cliSessions: number;
+  readonly cliLargeDocs: number;
+  readonly cliLargeBytes: number;
+  readonly cliReps: number;
+  readonly daemonSeconds: number;
 }
 
 export const FULL: Sizes = {
@@ -33,6 +40,12 @@ export const FULL: Sizes = {
   exportSessions: [1000, 10_000],
   hugeBytes: 1024 * MiB,
   hugeReps: 2,
+  startupReps: 15,
+  cliSessions: 10_000,
+  cliLargeDocs: 240,
+  cliLargeBytes: 233 * MiB,
+  cliReps: 3,
+  daemonSeconds: 60,
 };
 
 /** A smoke run of every case in about a minute (numbers indicative only). */
@@ -49,6 +62,12 @@ export const QUICK: Sizes = {
   exportSessions: [1000],
   hugeBytes: 200 * MiB,
   hugeReps: 1,
+  startupReps: 9,
+  cliSessions: 1000,
+  cliLargeDocs: 24,
+  cliLargeBytes: 24 * MiB,
+  cliReps: 2,
+  daemonSeconds: 15,
 };
 
 /** Parses the command line; unknown case names are an error. */
@@ -78,6 +97,8 @@ export function parseCommandLine(argv: readonly string[]): { cases: CaseName[]; 
       idleReps: n,
       pickupReps: n,
       hugeReps: n,
+      startupReps: n,
+      cliReps: n,
     };
   }
   const cases = positionals.length === 0 ? [...CASES] : CASES.filter((c) => positionals.includes(c));

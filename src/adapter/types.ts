@@ -37,6 +37,13 @@ export interface UsageEvent {
   readonly toolCallCount: number;
   /** The document the event was read from. */
   readonly sourcePath: string;
+  /**
+   * When the request started: the latest `ts` among the messages before it in its document
+   * (`chatStartMs`), 0 when it is the first message with a time. Absent from adapters without it.
+   */
+  readonly startMs?: number;
+  /** The user turn it belongs to (`AgentTurn.turnId`); absent from adapters without turns. */
+  readonly turnId?: string;
 }
 
 /** One tool_use block. Joined exactly to the usage event of the same message. */
@@ -55,6 +62,65 @@ export interface ToolCall {
   readonly provider: string;
   readonly project: string;
   readonly sourcePath: string;
+  /** The calling message's id (`cline.message.id`); absent from adapters without it. */
+  readonly messageId?: string;
+  /** The tool_use block's own id (`gen_ai.tool.call.id`). */
+  readonly toolUseId?: string;
+  /** The user turn of the calling message (`AgentTurn.turnId`). */
+  readonly turnId?: string;
+}
+
+/**
+ * One tool_result block: the outcome and end time of the call it answers. Only its
+ * `tool_use_id` and `is_error` flag are read, never its content.
+ */
+export interface ToolResult {
+  /** The key of the ToolCall it answers: `cline|<session id>|<agent>|<tool_use_id>`. */
+  readonly callKey: string;
+  readonly toolUseId: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  /** The id of the message holding the block. */
+  readonly messageId: string;
+  /** That message's `ts`: when the tool finished (0 when the message had none). */
+  readonly timestampMs: number;
+  /** `is_error`: true = failure; false or absent = success; null = not a boolean (unknown). */
+  readonly isError: boolean | null;
+  readonly sourcePath: string;
+}
+
+/**
+ * One user turn of one agent's document: from a prompt (a user message that answers no tool
+ * call) to the last message before the next prompt. The parent of its requests' and calls' spans.
+ */
+export interface AgentTurn {
+  /** `cline|<session id>|<agent>|turn|<turn id>`: unique, stable across rewrites. */
+  readonly turnKey: string;
+  /** The prompt message's id ("" for messages before any prompt). */
+  readonly turnId: string;
+  readonly sessionId: string;
+  /** The root session (the trace): the session itself for a lead document. */
+  readonly rootSessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  /** The prompt's `ts` (for the "" turn: its first message's). */
+  readonly startMs: number;
+  /** The latest `ts` of the turn's messages so far. */
+  readonly endMs: number;
+  /** Whether a later prompt exists in the document: the turn is over. */
+  readonly closed: boolean;
+  readonly sourcePath: string;
+}
+
+/** What the events, traces and GenAI metrics need of one document beyond its usage. */
+export interface DocumentSignals {
+  readonly sessionId: string;
+  readonly rootSessionId: string;
+  readonly agent: string;
+  /** The latest `ts` in the document (0 when none): where a call without a result ends. */
+  readonly lastTsMs: number;
+  readonly toolResults: readonly ToolResult[];
+  readonly turns: readonly AgentTurn[];
 }
 
 /** Messages in one captured request, by role (roles outside the four named ones are `other`). */
@@ -110,6 +176,36 @@ export interface RequestCapture {
   readonly toolResults: number;
   readonly reasoningBlocks: number;
   readonly sourcePath: string;
+  /**
+   * Set for a request that is not the agent loop's own: a context-compaction summary (its
+   * `attempt`s are successive summaries, never retries; it has no session). Absent: a request.
+   */
+  readonly purpose?: "compaction-summarizer";
+}
+
+/**
+ * One context compaction an agent's files show (Cline: `<id>.compaction.json`, which holds only
+ * the latest one). Numbers and enums only: never a summary, a message or a running total.
+ */
+export interface Compaction {
+  /** Stable across re-reads and restarts: each compaction is recorded once. */
+  readonly compactionKey: string;
+  readonly sessionId: string;
+  /** The root session (the trace of its span): the session itself for a lead document. */
+  readonly rootSessionId: string;
+  readonly agent: string;
+  /** The session's cwd ("" when unknown). */
+  readonly project: string;
+  /** `agentic` (a summarizer model call) or `basic` (messages dropped, no model call). */
+  readonly strategy: string;
+  /** Why, where the agent records it; `unrecorded` where it does not. */
+  readonly reason: string;
+  /** When the compaction was written, unix ms. */
+  readonly timestampMs: number;
+  readonly sourceMessageCount: number;
+  readonly messagesRemoved: number | null;
+  readonly tokensBefore: number | null;
+  readonly sourcePath: string;
 }
 
 /** What the ledger remembers per source so an unchanged file is never opened again. */
@@ -127,17 +223,18 @@ export interface SessionHint {
   readonly sessionId?: string;
   readonly rootSessionId?: string;
   readonly project?: string;
-  readonly isSubagent?: boolean;
-  readonly parentSessionId?: string;
 }
 
 /** One document to collect. */
 export interface Source {
+  /** The surface that discovered it, and the owner of its checkpoint. */
   readonly adapterId: string;
   readonly path: string;
   /** Where discovery found it. */
   readonly origin: "index" | "walk";
   readonly hint: SessionHint;
+  /** What it is, for the pass's counts: a document (default) or a request-capture file. */
+  readonly kind?: "document" | "capture-file";
 }
 
 /** A per-message or per-source problem: counted and reported, never silently skipped. */
@@ -165,6 +262,10 @@ export type Observation =
       readonly problems: readonly Problem[];
       /** Provider-request capture records (the captures surface); absent for messages documents. */
       readonly captures?: readonly RequestCapture[];
+      /** The compaction a compaction file shows (at most one); absent for other sources. */
+      readonly compactions?: readonly Compaction[];
+      /** Tool results, turns and times (messages documents of adapters that read them). */
+      readonly signals?: DocumentSignals;
     }
   | {
       /** The document could not be read whole (torn write, vanished, denied): retry next pass. */
@@ -173,25 +274,31 @@ export type Observation =
       readonly problem: Problem;
     };
 
-export interface Capabilities {
-  /** Cost is computed from our price table, never copied from the agent. */
-  readonly cost: "computed";
-  /** Tool calls are joined exactly to the message that paid for them. */
-  readonly activity: "exact-join";
+/**
+ * A discovery's claim that it listed EVERY source of one surface, except under `unlisted` (dirs
+ * it could not list this time, whose files may still exist). The pass then drops the checkpoints
+ * of that surface's files that are gone, so the ledger does not keep them forever.
+ */
+export interface SourceListing {
+  readonly adapterId: string;
+  readonly unlisted: readonly string[];
 }
 
 export interface DiscoverResult {
   readonly sources: readonly Source[];
   readonly problems: readonly Problem[];
+  /** The surfaces listed completely (see SourceListing); others keep all their checkpoints. */
+  readonly listings?: readonly SourceListing[];
 }
 
+/**
+ * One agent's surfaces, as the generic collector sees them: discover the sources, then collect
+ * each one against its checkpoint. Everything agent-specific (paths, formats, keys, joins) stays
+ * behind these two calls.
+ */
 export interface Adapter {
   readonly id: string;
-  readonly displayName: string;
-  capabilities(): Capabilities;
   discover(): Promise<DiscoverResult>;
-  /** Read a source in full, whatever its checkpoint. */
-  collect(source: Source): Promise<Observation>;
-  /** Skip the source when size and mtime match the checkpoint; otherwise a full re-parse. */
+  /** Skip the source when its fingerprint matches the checkpoint; otherwise read it in full. */
   collectIncremental(source: Source, checkpoint: SourceCheckpoint | undefined): Promise<Observation>;
 }

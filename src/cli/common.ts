@@ -2,8 +2,14 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { ENV } from "../adapter/cline/paths.ts";
 import type { Problem } from "../adapter/types.ts";
-import { type Config, ConfigError, type Flags, resolveConfig } from "../config/config.ts";
-import { LedgerError } from "../ledger/ledger.ts";
+import {
+  type Config,
+  ConfigError,
+  type Flags,
+  type LocalConfig,
+  resolveConfig,
+  resolveLocalConfig,
+} from "../config/config.ts";
 
 /** Options every command accepts. */
 export function withGlobalOptions(cmd: Command): Command {
@@ -29,6 +35,32 @@ export function configFrom(cmd: Command, env: NodeJS.ProcessEnv = process.env): 
   return resolveConfig(cmd.optsWithGlobals() as Flags, env);
 }
 
+/** For the commands that never export: exporter settings are neither read nor checked. */
+export function localConfigFrom(cmd: Command, env: NodeJS.ProcessEnv = process.env): LocalConfig {
+  return resolveLocalConfig(cmd.optsWithGlobals() as Flags, env);
+}
+
+/** The `--check-ledger` option of the commands that open the ledger. */
+export const CHECK_LEDGER_OPTION = [
+  "--check-ledger",
+  "verify the whole ledger (PRAGMA quick_check) before using it; done anyway after an unclean shutdown",
+] as const;
+
+/**
+ * How `run` and `report` open the ledger: what a NEW ledger's instance id is derived from (this
+ * host and the Cline directories, so a rebuilt ledger keeps its identity) and whether to check
+ * its integrity now. Plain data: the ledger module loads only when a command opens it.
+ */
+export function ledgerOpenOptions(
+  config: LocalConfig,
+  opts: { checkLedger?: boolean },
+): { identity: readonly string[]; integrityCheck: "always" | "auto" } {
+  return {
+    identity: [config.cline.sessions.path, config.cline.db.path],
+    integrityCheck: opts.checkLedger ? "always" : "auto",
+  };
+}
+
 /** Exit codes: 2 for bad usage/configuration (fix the command), 1 for runtime failures. */
 export function exitCodeFor(e: unknown): number {
   return e instanceof ConfigError ? 2 : 1;
@@ -40,13 +72,21 @@ export class ReportedError extends Error {
 }
 
 export function describeError(e: unknown): string {
-  if (e instanceof ConfigError || e instanceof LedgerError || e instanceof ReportedError)
+  if (e instanceof ConfigError || e instanceof ReportedError || isLedgerError(e))
     return `cline-otel: ${e.message}`;
   return `cline-otel: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
 }
 
+/**
+ * A LedgerError, recognised by name: importing the class would load the ledger (and
+ * better-sqlite3) into every command, `--version` included.
+ */
+function isLedgerError(e: unknown): e is Error {
+  return e instanceof Error && e.name === "LedgerError";
+}
+
 /** When nothing of Cline's exists where we look, say where we looked and what moves it. */
-export function noClineDataMessage(config: Config): string | undefined {
+export function noClineDataMessage(config: LocalConfig): string | undefined {
   const c = config.cline;
   if (existsSync(c.sessions.path) || existsSync(c.db.path)) return undefined;
   return [

@@ -20,7 +20,8 @@ async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return 0;
+    // A command may choose its own success-path code (report --budget: 3 when over budget).
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (typeof code === "string" && code.startsWith("commander.")) {

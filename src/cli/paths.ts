@@ -1,9 +1,6 @@
 import { existsSync } from "node:fs";
 import { Command } from "commander";
-import { createClineAdapter } from "../adapter/cline/adapter.ts";
-import { listCaptureFiles } from "../adapter/cline/captures/discover.ts";
-import { readSessionIndex } from "../adapter/cline/index-db.ts";
-import { configFrom, noClineDataMessage, withGlobalOptions } from "./common.ts";
+import { localConfigFrom, noClineDataMessage, withGlobalOptions } from "./common.ts";
 
 export function pathsCommand(): Command {
   const cmd = new Command("paths")
@@ -15,11 +12,19 @@ export function pathsCommand(): Command {
     );
   withGlobalOptions(cmd);
   cmd.action(async (opts: { json?: boolean }) => {
-    const config = configFrom(cmd);
+    const config = localConfigFrom(cmd);
+    // Discovery only: loaded here so that `--version` and `--help` load none of it.
+    const [{ createClineAdapter }, { listCaptureFiles }, { cachedIndexReader }] = await Promise.all([
+      import("../adapter/cline/adapter.ts"),
+      import("../adapter/cline/captures/discover.ts"),
+      import("../adapter/cline/index-db.ts"),
+    ]);
     const c = config.cline;
     const dirs = { root: c.root, data: c.data, sessions: c.sessions, db: c.db, state: config.stateDir };
-    const { sources, problems } = await createClineAdapter(c).discover();
-    const index = readSessionIndex(c.db.path);
+    // One reader: discovery's read of the index is the one shown below (read once).
+    const readIndex = cachedIndexReader();
+    const { sources, problems } = await createClineAdapter(c, readIndex).discover();
+    const index = await readIndex(c.db.path);
     // Listing only (names, no file is opened): what the captures surface would read.
     const captureListing = listCaptureFiles(config.captureDirs);
     const captureDirs = config.captureDirs.map((d) => ({ ...d, exists: existsSync(d.path) }));

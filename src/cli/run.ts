@@ -1,17 +1,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DiagLogLevel, diag } from "@opentelemetry/api";
 import { Command, Option } from "commander";
-import { createClineSurfaces } from "../adapter/cline/captures/collect.ts";
-import { CollectorLoop } from "../collector/loop.ts";
 import type { Config } from "../config/config.ts";
-import { ExportPipeline, type FlushOutcome } from "../export/pipeline.ts";
-import { buildPriceLookup } from "../export/price-lookup.ts";
-import { EndpointError } from "../export/prometheus.ts";
-import { Ledger } from "../ledger/ledger.ts";
+import type { ExportPipeline, FlushOutcome } from "../export/pipeline.ts";
+import type { Ledger } from "../ledger/ledger.ts";
 import { createLogger, type Logger } from "../util/log.ts";
-import { configFrom, noClineDataMessage, ReportedError, withGlobalOptions } from "./common.ts";
+import {
+  CHECK_LEDGER_OPTION,
+  configFrom,
+  ledgerOpenOptions,
+  noClineDataMessage,
+  ReportedError,
+  withGlobalOptions,
+} from "./common.ts";
 import { createProgress } from "./progress.ts";
 
 /** After the SDK has shut down, anything still holding the process (a stuck socket) gets this long. */
@@ -21,6 +23,7 @@ export function runCommand(): Command {
   const cmd = new Command("run")
     .description("collect continuously (watching Cline's files) and export OTLP / Prometheus metrics")
     .option("--once", "one pass, export, flush and exit (exit 1 if the export was not delivered)")
+    .option(...CHECK_LEDGER_OPTION)
     .option(
       "--poll-interval <seconds>",
       "poll Cline's files this often (default: $CLINE_OTEL_POLL_INTERVAL or 5)",
@@ -42,17 +45,30 @@ export function runCommand(): Command {
     .option(
       "--capture-dir <dir>",
       "also read Cline's provider-request captures here (default: $CLINE_OTEL_CAPTURE_DIR)",
+    )
+    .option(
+      "--headers-file <file>",
+      "OTLP headers (API keys) as name=value lines, mode 0600, kept out of the shell that runs cline (default: $CLINE_OTEL_HEADERS_FILE)",
     );
   withGlobalOptions(cmd);
-  cmd.action(async (opts: { once?: boolean }) => {
+  cmd.action(async (opts: { once?: boolean; checkLedger?: boolean }) => {
     const config = configFrom(cmd);
     const logger = createLogger(config.logLevel);
+    // The SDK, the exporters and the price catalog load here, not at start-up (`--version`, `paths`).
+    const [{ DiagLogLevel, diag }, { ExportPipeline }, { buildPriceLookup }, { EndpointError }, { Ledger }] =
+      await Promise.all([
+        import("@opentelemetry/api"),
+        import("../export/pipeline.ts"),
+        import("../export/price-lookup.ts"),
+        import("../export/prometheus.ts"),
+        import("../ledger/ledger.ts"),
+      ]);
     if (config.logLevel === "debug") diag.setLogger(diagTo(logger), DiagLogLevel.INFO);
     const priceOf = buildPriceLookup(config.prices);
     const missing = noClineDataMessage(config);
     if (missing !== undefined)
       logger.warn(opts.once ? missing : `${missing}\nWaiting for Cline to write data.`);
-    const ledger = Ledger.open(config.stateDir.path);
+    const ledger = Ledger.open(config.stateDir.path, ledgerOpenOptions(config, opts));
     // Once everything is flushed and closed, a lingering handle must not keep the process alive.
     const graceExit = () => setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
     try {
@@ -79,8 +95,9 @@ async function runOnce(
   pipeline: ExportPipeline,
   logger: Logger,
 ): Promise<void> {
+  const { CollectorLoop, createClineSurfaces } = await collectionModules();
   const progress = createProgress(process.stderr, "collecting");
-  const loop = new CollectorLoop(createClineSurfaces(config.cline, config.captureDirs, ledger), ledger, {
+  const loop = new CollectorLoop(createClineSurfaces(config.cline, config.captureDirs), ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
     progress,
@@ -106,11 +123,12 @@ async function runDaemon(
   pipeline: ExportPipeline,
   logger: Logger,
 ): Promise<void> {
+  const { CollectorLoop, createClineSurfaces, clineWatchPlan } = await collectionModules();
   const c = config.cline;
-  const loop = new CollectorLoop(createClineSurfaces(c, config.captureDirs, ledger), ledger, {
+  const loop = new CollectorLoop(createClineSurfaces(c, config.captureDirs), ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
-    watch: config.watch ? { sessionsDir: c.sessions.path, dbDir: c.db.path } : undefined,
+    watch: config.watch ? clineWatchPlan(c, config.captureDirs) : undefined,
     progress: createProgress(process.stderr, "collecting"),
     onPass: (r) => pipeline.recordPass(r),
   });
@@ -139,9 +157,19 @@ async function runDaemon(
   }
 }
 
+/** The collection side of `run`, loaded when the command runs rather than at start-up. */
+async function collectionModules() {
+  const [{ createClineSurfaces }, { CollectorLoop }, { clineWatchPlan }] = await Promise.all([
+    import("../adapter/cline/captures/collect.ts"),
+    import("../collector/loop.ts"),
+    import("../adapter/cline/watch-plan.ts"),
+  ]);
+  return { createClineSurfaces, CollectorLoop, clineWatchPlan };
+}
+
 function undelivered(outcome: Extract<FlushOutcome, { ok: false }>): string {
   const lines = outcome.failures.map(
-    (f) => `could not deliver metrics to ${f.target} (${f.exporter}): ${f.reason}`,
+    (f) => `could not deliver ${f.signal ?? "metrics"} to ${f.target} (${f.exporter}): ${f.reason}`,
   );
   return `${lines.join("\n")}\nThe ledger keeps everything; the next run sends it.`;
 }

@@ -1,20 +1,41 @@
 /**
  * The daemon's collection loop: one pass at a time (runPass), started by filesystem events
- * (debounced) and by a poll timer as the safety net. A change seen during a pass schedules
- * exactly one follow-up pass. The loop never rejects and never stops on one bad source.
+ * (debounced) and by a timer as the safety net. A change seen during a pass schedules exactly
+ * one follow-up pass. The loop never rejects and never stops on one bad source.
+ *
+ * Watching drives the work. A pass started by events looks only at what the events named: it
+ * reuses the last discovery unless an event said the set of sources changed, and a source in a
+ * watched directory that no event named is "unchanged" without even a stat. The timer's sweep
+ * (every `sweepIntervalMs` while every directory is watched, every `pollIntervalMs` otherwise)
+ * is a full pass: discovery and a stat of every source, in case an event was lost.
  */
 import { dirname } from "node:path";
-import type { Adapter, Problem } from "../adapter/types.ts";
+import type {
+  Adapter,
+  DiscoverResult,
+  Observation,
+  Problem,
+  Source,
+  SourceCheckpoint,
+} from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
 import { type PassResult, runPass } from "./pass.ts";
-import { DirWatcher } from "./watch.ts";
+import { DirWatcher, type WatchEvent, type WatchPlan } from "./watch.ts";
 
 export interface LoopOptions {
+  /** Full passes this often when not watching, or when some directory could not be watched. */
   readonly pollIntervalMs: number;
+  /** Full passes this often while every directory is watched (default 60 s, at least the poll). */
+  readonly sweepIntervalMs?: number;
   readonly logger: Logger;
   /** Directories to watch; undefined = polling only (`--no-watch`). */
-  readonly watch?: { readonly sessionsDir: string; readonly dbDir: string } | undefined;
+  readonly watch?:
+    | (WatchPlan & {
+        /** Upper bound on watched source directories. */
+        readonly maxDirs?: number;
+      })
+    | undefined;
   /** Quiet time after a change before the pass starts: Cline truncates, then writes. */
   readonly debounceMs?: number;
   /** Longest a burst of changes can hold a pass back. */
@@ -27,8 +48,22 @@ export interface LoopOptions {
   readonly now?: () => number;
 }
 
-/** How long a directory whose documents changed stays watched. */
-const HOT_MS = 3600_000;
+/** The safety-net sweep while everything is watched: a lost event costs at most this long. */
+export const SWEEP_INTERVAL_MS = 60_000;
+
+/** What the next pass must look at; built from watch events, consumed by one pass. */
+interface PassScope {
+  /** A full pass: discovery and a stat of every source (first pass, sweeps, requestPass()). */
+  full: boolean;
+  /** Run discovery again (the set of sources may have changed). */
+  rediscover: boolean;
+  readonly paths: Set<string>;
+  readonly dirs: Set<string>;
+}
+
+function emptyScope(full: boolean): PassScope {
+  return { full, rediscover: full, paths: new Set(), dirs: new Set() };
+}
 
 export interface FailureChanges {
   readonly next: Map<string, Problem>;
@@ -102,8 +137,12 @@ export function nextDelay(
 
 export class CollectorLoop {
   private readonly observed: Adapter;
-  private readonly hot = new Map<string, number>();
   private readonly now: () => number;
+  /** What the next pass looks at; the pass running now has its own. */
+  private next: PassScope = emptyScope(true);
+  private scope: PassScope = emptyScope(true);
+  private lastDiscovery: DiscoverResult | undefined;
+  private known = new Set<string>();
   private failing = new Map<string, Problem>();
   private current: Promise<void> | undefined;
   private followUp = false;
@@ -123,7 +162,29 @@ export class CollectorLoop {
     private readonly opts: LoopOptions,
   ) {
     this.now = opts.now ?? Date.now;
-    this.observed = observing(adapter, (path) => this.hot.set(dirname(path), this.now()));
+    this.observed = scoped(adapter, {
+      discover: async () => {
+        if (this.scope.rediscover || this.lastDiscovery === undefined) {
+          this.lastDiscovery = await adapter.discover();
+          this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
+          return this.lastDiscovery;
+        }
+        // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
+        return { ...this.lastDiscovery, listings: [] };
+      },
+      isClean: (source, checkpoint) => this.isClean(source, checkpoint),
+    });
+  }
+
+  /**
+   * A source an event pass need not look at: it has a checkpoint, it is not failing, its
+   * directory is watched and no event named it or its directory since the last pass.
+   */
+  private isClean(source: Source, checkpoint: SourceCheckpoint | undefined): boolean {
+    const s = this.scope;
+    if (s.full || checkpoint === undefined || this.failing.has(source.path)) return false;
+    const dir = dirname(source.path);
+    return this.watcher?.covers(dir) === true && !s.paths.has(source.path) && !s.dirs.has(dir);
   }
 
   /** Number of passes finished so far. */
@@ -136,13 +197,12 @@ export class CollectorLoop {
     if (this.started) return;
     this.started = true;
     if (this.opts.watch) {
+      const w = this.opts.watch;
       this.watcher = new DirWatcher({
-        sessionsDir: this.opts.watch.sessionsDir,
-        dbDir: this.opts.watch.dbDir,
-        onChange: () => this.changed(),
+        ...w,
+        onChange: (e) => this.changed(e),
         logger: this.opts.logger,
       });
-      this.refreshWatches();
     }
     this.requestPass();
   }
@@ -163,8 +223,14 @@ export class CollectorLoop {
     return result;
   }
 
-  /** Ask for a pass: now if idle, else exactly one more after the current one. */
+  /** Ask for a full pass: now if idle, else exactly one more after the current one. */
   requestPass(): void {
+    this.next.full = true;
+    this.next.rediscover = true;
+    this.schedulePass();
+  }
+
+  private schedulePass(): void {
     if (this.stopping) return;
     if (this.current !== undefined) {
       this.followUp = true;
@@ -192,8 +258,11 @@ export class CollectorLoop {
   }
 
   /** A filesystem event: debounce, but never hold a pass back longer than maxDebounceMs. */
-  private changed(): void {
+  private changed(e: WatchEvent): void {
     if (this.stopping) return;
+    if (e.path !== undefined) this.next.paths.add(e.path);
+    // A change of a file no discovery has seen yet: a new source.
+    if (e.rediscover || (e.path !== undefined && !this.known.has(e.path))) this.next.rediscover = true;
     const t = this.now();
     this.burstStart ??= t;
     this.clearTimer("debounce");
@@ -204,7 +273,7 @@ export class CollectorLoop {
     this.debounceTimer = setTimeout(() => {
       this.debounceTimer = undefined;
       this.burstStart = undefined;
-      this.requestPass();
+      this.schedulePass();
     }, wait);
   }
 
@@ -212,23 +281,29 @@ export class CollectorLoop {
     if (this.stopping) return;
     if (this.followUp) {
       this.followUp = false;
-      this.requestPass();
+      this.schedulePass();
       return;
     }
-    const delay = nextDelay(
-      this.failing.size > 0,
-      this.retryMs,
-      this.opts.retryMs ?? 250,
-      this.opts.pollIntervalMs,
-    );
-    this.retryMs = this.failing.size > 0 ? delay : undefined;
+    // Everything watched: events bring the work, the sweep is the rare safety net.
+    const sweep =
+      this.watcher?.complete === true
+        ? Math.max(this.opts.pollIntervalMs, this.opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS)
+        : this.opts.pollIntervalMs;
+    const failing = this.failing.size > 0;
+    const delay = nextDelay(failing, this.retryMs, this.opts.retryMs ?? 250, sweep);
+    this.retryMs = failing ? delay : undefined;
     this.pollTimer = setTimeout(() => {
       this.pollTimer = undefined;
-      this.requestPass();
+      // A retry of failing sources looks at them (and at what events named), not at everything.
+      if (failing && delay < sweep) this.schedulePass();
+      else this.requestPass();
     }, delay);
   }
 
   private async execute(onResult?: (r: PassResult) => void): Promise<void> {
+    // This pass takes what was asked so far; events from now on are the next pass's.
+    this.scope = this.next;
+    this.next = emptyScope(false);
     const first = this.passes === 0;
     const progress = first ? this.opts.progress : undefined;
     try {
@@ -248,6 +323,9 @@ export class CollectorLoop {
       if (msg !== this.lastPassError) this.opts.logger.error(`collection pass failed: ${msg}; retrying`);
       this.lastPassError = msg;
       this.failing.set("(pass)", { path: "(pass)", code: "pass-failed", detail: msg });
+      // Nothing of this pass's scope was looked at for sure: the next pass starts from scratch.
+      this.next.full = true;
+      this.next.rediscover = true;
     }
     this.refreshWatches();
   }
@@ -272,11 +350,13 @@ export class CollectorLoop {
   }
 
   private refreshWatches(): void {
-    if (!this.watcher || this.stopping) return;
-    const cutoff = this.now() - HOT_MS;
-    for (const [dir, ms] of this.hot) if (ms < cutoff) this.hot.delete(dir);
+    if (!this.watcher || this.stopping || this.lastDiscovery === undefined) return;
     try {
-      this.watcher.refresh([...this.hot.entries()].sort((a, b) => b[1] - a[1]).map(([d]) => d));
+      const dirs = new Set(this.lastDiscovery.sources.map((s) => dirname(s.path)));
+      const added = this.watcher.refresh(dirs);
+      // What changed in a directory before its watch existed is unknown: look at it once more.
+      for (const d of added) this.next.dirs.add(d);
+      if (added.length > 0 && this.passes > 0) this.schedulePass();
     } catch (e) {
       this.opts.logger.debug(`watch refresh failed: ${String(e)}; polling continues`);
     }
@@ -290,18 +370,25 @@ export class CollectorLoop {
   }
 }
 
-/** The adapter, reporting each document it actually read (its directory becomes watched). */
-function observing(adapter: Adapter, onRead: (path: string) => void): Adapter {
+/**
+ * The adapter as a pass of the loop sees it: discovery as the loop decides (fresh or the last
+ * one), and sources the loop knows to be clean answered "unchanged" without a stat.
+ */
+function scoped(
+  adapter: Adapter,
+  hooks: {
+    readonly discover: () => Promise<DiscoverResult>;
+    readonly isClean: (source: Source, checkpoint: SourceCheckpoint | undefined) => boolean;
+  },
+): Adapter {
   return {
     id: adapter.id,
-    displayName: adapter.displayName,
-    capabilities: () => adapter.capabilities(),
-    discover: () => adapter.discover(),
-    collect: (s) => adapter.collect(s),
-    async collectIncremental(source, checkpoint) {
-      const obs = await adapter.collectIncremental(source, checkpoint);
-      if (obs.status === "read") onRead(source.path);
-      return obs;
+    discover: hooks.discover,
+    collectIncremental(source, checkpoint): Promise<Observation> {
+      if (checkpoint !== undefined && hooks.isClean(source, checkpoint)) {
+        return Promise.resolve({ status: "unchanged", source, checkpoint });
+      }
+      return adapter.collectIncremental(source, checkpoint);
     },
   };
 }

@@ -8,6 +8,12 @@ import {
   type ResolvedPath,
   resolveClinePaths,
 } from "../adapter/cline/paths.ts";
+import { type Env, envStr } from "./env.ts";
+import { type HeadersFileRef, readHeadersFile } from "./headers-file.ts";
+import { type OtlpSettings, resolveOtlpSettings } from "./otlp.ts";
+import { resolveSignalsConfig, type SignalsConfig } from "./signals.ts";
+
+export type { OtlpProtocol, OtlpSettings } from "./otlp.ts";
 
 /** Bad configuration: the message names the flag or variable and what it accepts. Exit code 2. */
 export class ConfigError extends Error {
@@ -19,21 +25,14 @@ export class ConfigError extends Error {
 
 export type ProjectMode = "path" | "basename" | "hash" | "none";
 export type ExporterName = "otlp" | "prometheus" | "console" | "none";
-export type OtlpProtocol = "http/protobuf" | "http/json";
 export type Temporality = "cumulative" | "delta";
 export type LogLevel = "error" | "warn" | "info" | "debug";
 
 export interface ExportConfig {
   /** Empty when exporting is off (`none`, or OTEL_SDK_DISABLED=true). */
   readonly exporters: readonly Exclude<ExporterName, "none">[];
-  readonly otlp: {
-    /** Full metrics URL (…/v1/metrics). */
-    readonly endpoint: string;
-    readonly protocol: OtlpProtocol;
-    /** Header values are secrets (API keys): never log them. */
-    readonly headers: Readonly<Record<string, string>>;
-    readonly timeoutMs: number;
-  };
+  /** The metrics signal's OTLP settings (src/config/otlp.ts). Header values are secrets. */
+  readonly otlp: OtlpSettings;
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly temporality: Temporality;
@@ -44,6 +43,8 @@ export interface ExportConfig {
   readonly project: ProjectMode;
   /** A series unchanged for this long, and already delivered, stops being reported. */
   readonly seriesTtlMs: number;
+  /** Events (OTLP logs) and traces: both off unless OTEL_LOGS_EXPORTER / OTEL_TRACES_EXPORTER say. */
+  readonly signals: SignalsConfig;
 }
 
 export interface Config {
@@ -68,22 +69,19 @@ export interface Flags extends ClinePathFlags {
   readonly sessionId?: boolean | undefined;
   readonly prices?: string | undefined;
   readonly captureDir?: string | undefined;
+  readonly headersFile?: string | undefined;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** Re-exported: the OTLP and signal config read the environment through the same helper. */
+export { type Env, envStr };
 
-function envStr(env: Env, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v === undefined || v === "" ? undefined : v;
-}
-
-function oneOf<T extends string>(value: string, accepted: readonly T[], what: string): T {
+export function oneOf<T extends string>(value: string, accepted: readonly T[], what: string): T {
   const v = value.trim().toLowerCase();
   if ((accepted as readonly string[]).includes(v)) return v as T;
   throw new ConfigError(`${what} is "${value}"; accepted values: ${accepted.join(", ")}`);
 }
 
-function positiveNumber(value: string, what: string, unit: string): number {
+export function positiveNumber(value: string, what: string, unit: string): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
     throw new ConfigError(`${what} is "${value}"; give a positive number of ${unit}`);
@@ -91,7 +89,7 @@ function positiveNumber(value: string, what: string, unit: string): number {
   return n;
 }
 
-function boolValue(value: string, what: string): boolean {
+export function boolValue(value: string, what: string): boolean {
   return (
     oneOf(value, ["true", "false", "1", "0", "yes", "no"] as const, what).match(/^(true|1|yes)$/) !== null
   );
@@ -131,7 +129,15 @@ export function defaultStateDir(env: Env, home: string): ResolvedPath {
       };
 }
 
-function exportConfig(flags: Flags, env: Env): ExportConfig {
+/** The headers file named by --headers-file or CLINE_OTEL_HEADERS_FILE, if any. */
+function headersFileRef(flags: Flags, env: Env, cwd: string): HeadersFileRef | undefined {
+  if (flags.headersFile !== undefined)
+    return { path: resolve(cwd, flags.headersFile), via: "--headers-file" };
+  const v = envStr(env, "CLINE_OTEL_HEADERS_FILE");
+  return v === undefined ? undefined : { path: resolve(cwd, v), via: "CLINE_OTEL_HEADERS_FILE" };
+}
+
+function exportConfig(flags: Flags, env: Env, cwd: string): ExportConfig {
   const sdkDisabled = envStr(env, "OTEL_SDK_DISABLED");
   const disabled = sdkDisabled !== undefined && boolValue(sdkDisabled, "OTEL_SDK_DISABLED");
   const names = (envStr(env, "OTEL_METRICS_EXPORTER") ?? "otlp")
@@ -141,51 +147,10 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
     .map((s) => oneOf(s, ["otlp", "prometheus", "console", "none"] as const, "OTEL_METRICS_EXPORTER"));
   const exporters = disabled || names.includes("none") ? [] : [...new Set(names)].filter((n) => n !== "none");
 
-  const metricsEndpoint = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
-  const baseEndpoint = envStr(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
-  const endpoint =
-    metricsEndpoint ??
-    (baseEndpoint !== undefined
-      ? `${baseEndpoint.replace(/\/+$/, "")}/v1/metrics`
-      : "http://localhost:4318/v1/metrics");
-  const endpointVar =
-    metricsEndpoint !== undefined ? "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    const raw = metricsEndpoint ?? baseEndpoint ?? endpoint;
-    throw new ConfigError(`${endpointVar} is "${raw}", not a URL; e.g. http://localhost:4318`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError(`${endpointVar} must be an http:// or https:// URL (OTLP over HTTP)`);
-  }
-
-  const protoVar =
-    envStr(env, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") !== undefined
-      ? "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
-      : "OTEL_EXPORTER_OTLP_PROTOCOL";
-  const protoRaw = envStr(env, protoVar) ?? "http/protobuf";
-  if (protoRaw.trim().toLowerCase() === "grpc") {
-    throw new ConfigError(`${protoVar}=grpc is not supported; use http/protobuf (port 4318) or http/json`);
-  }
-  const protocol = oneOf(protoRaw, ["http/protobuf", "http/json"] as const, protoVar);
-
-  const headers = {
-    ...parseKeyValueList(envStr(env, "OTEL_EXPORTER_OTLP_HEADERS") ?? "", "OTEL_EXPORTER_OTLP_HEADERS", true),
-    ...parseKeyValueList(
-      envStr(env, "OTEL_EXPORTER_OTLP_METRICS_HEADERS") ?? "",
-      "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
-      true,
-    ),
-  };
   const ms = (name: string, fallback: number) => {
     const v = envStr(env, name);
     return v === undefined ? fallback : positiveNumber(v, name, "milliseconds");
   };
-  const otlpTimeout = envStr(env, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT")
-    ? ms("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", 10_000)
-    : ms("OTEL_EXPORTER_OTLP_TIMEOUT", 10_000);
   const intervalMs = ms("OTEL_METRIC_EXPORT_INTERVAL", 60_000);
   const timeoutMs = Math.min(ms("OTEL_METRIC_EXPORT_TIMEOUT", 30_000), intervalMs);
 
@@ -213,6 +178,12 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
   const sidEnv = envStr(env, "CLINE_OTEL_INCLUDE_SESSION_ID");
   const includeSessionId =
     flags.sessionId ?? (sidEnv === undefined ? true : boolValue(sidEnv, "CLINE_OTEL_INCLUDE_SESSION_ID"));
+  const headersFile = headersFileRef(flags, env, cwd);
+  const shared = {
+    fileHeaders: headersFile === undefined ? {} : readHeadersFile(headersFile),
+    fileVia: headersFile === undefined ? "the headers file" : `${headersFile.via} (${headersFile.path})`,
+    cwd,
+  };
   const ttlRaw = envStr(env, "CLINE_OTEL_SERIES_TTL");
   const seriesTtlMs =
     ttlRaw === undefined
@@ -221,12 +192,7 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
 
   return Object.freeze({
     exporters: Object.freeze(exporters),
-    otlp: Object.freeze({
-      endpoint: url.toString(),
-      protocol,
-      headers: Object.freeze(headers),
-      timeoutMs: otlpTimeout,
-    }),
+    otlp: resolveOtlpSettings("metrics", env, shared),
     intervalMs,
     timeoutMs,
     temporality,
@@ -241,6 +207,7 @@ function exportConfig(flags: Flags, env: Env): ExportConfig {
     includeSessionId,
     project,
     seriesTtlMs,
+    signals: resolveSignalsConfig(env, shared, disabled),
   });
 }
 
@@ -254,6 +221,25 @@ export function resolveConfig(
   home: string = homedir(),
   cwd: string = process.cwd(),
 ): Config {
+  return Object.freeze({
+    ...resolveLocalConfig(flags, env, home, cwd),
+    export: exportConfig(flags, env, cwd),
+  });
+}
+
+/** Everything but where and how to export: what `report` and `paths` need. */
+export type LocalConfig = Omit<Config, "export">;
+
+/**
+ * The configuration of the commands that do not export (`report`, `paths`): the OTLP settings,
+ * headers file and TLS files are not read, so a broken exporter setting never stops a report.
+ */
+export function resolveLocalConfig(
+  flags: Flags,
+  env: Env,
+  home: string = homedir(),
+  cwd: string = process.cwd(),
+): LocalConfig {
   for (const [name, v] of Object.entries({
     "--cline-dir": flags.clineDir,
     "--data-dir": flags.dataDir,
@@ -261,6 +247,7 @@ export function resolveConfig(
     "--db-dir": flags.dbDir,
     "--state-dir": flags.stateDir,
     "--capture-dir": flags.captureDir,
+    "--headers-file": flags.headersFile,
   })) {
     if (v !== undefined && v.trim() === "") throw new ConfigError(`${name} is empty; give a directory path`);
   }
@@ -306,7 +293,6 @@ export function resolveConfig(
     watch,
     logLevel,
     prices: pricesRaw === undefined ? undefined : resolve(cwd, pricesRaw),
-    export: exportConfig(flags, env),
     captureDirs: Object.freeze(captureDirs),
   });
 }

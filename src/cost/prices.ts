@@ -1,6 +1,6 @@
 /**
  * Prices and the cost of one usage event, exactly as Cline computes `metrics.cost`
- * (SCHEMA.md 11; @cline/llms 0.0.86):
+ * (docs/cline-format.md §11; @cline/llms 0.0.86):
  *
  *   max(0, in - cr - cw)/1e6*input + out/1e6*output + cr/1e6*(cacheRead ?? 0) + cw/1e6*(cacheWrite ?? 1.25*input)
  *

@@ -53,6 +53,42 @@ export function renderProject(cwd: string, mode: ProjectMode): string | undefine
   }
 }
 
+/** The keys `seriesDimsAttributes` can set. */
+export const SERIES_DIMS_KEYS = [
+  ATTR.sessionId,
+  ATTR.agent,
+  ATTR.project,
+  ATTR.model,
+  ATTR.provider,
+] as const;
+
+/** The session / agent / project / model / provider of a series row. */
+export interface SeriesDims {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+}
+
+/**
+ * The attributes every capture and compaction series starts from: `session.id` only when asked
+ * for, the agent only when known, the project in its mode, the model and provider.
+ */
+export function seriesDimsAttributes(
+  row: SeriesDims,
+  opts: { readonly project: ProjectMode; readonly includeSessionId: boolean },
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
+  if (row.agent !== "") out[ATTR.agent] = row.agent;
+  const project = renderProject(row.project, opts.project);
+  if (project !== undefined) out[ATTR.project] = project;
+  out[ATTR.model] = row.model;
+  out[ATTR.provider] = row.provider;
+  return out;
+}
+
 /** Identity of a series: its attributes in key order (stable whatever order they were built in). */
 export function seriesKey(attrs: Attrs): string {
   return JSON.stringify(

@@ -20,7 +20,8 @@ import {
 import type { ProjectMode, Temporality } from "../config/config.ts";
 import type { CaptureSeriesRow } from "../ledger/ledger.ts";
 import { CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "../ledger/schema.ts";
-import { ATTR, type Attrs, renderProject, seriesKey } from "./attributes.ts";
+import { type Attrs, SERIES_DIMS_KEYS, seriesDimsAttributes } from "./attributes.ts";
+import { foldPoints, keyedByAttributes } from "./fold.ts";
 import { isLive } from "./translate.ts";
 
 /** Attribute keys the capture metrics add to the common ones. */
@@ -31,11 +32,7 @@ export const CAPTURE_ATTR = {
 
 /** Every attribute key a capture data point can carry: nothing else is ever set. */
 export const CAPTURE_ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set([
-  ATTR.sessionId,
-  ATTR.agent,
-  ATTR.project,
-  ATTR.model,
-  ATTR.provider,
+  ...SERIES_DIMS_KEYS,
   CAPTURE_ATTR.stage,
   CAPTURE_ATTR.role,
 ]);
@@ -107,13 +104,7 @@ export function captureAttributes(
   row: Pick<CaptureSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "stage">,
   opts: CaptureTranslateOptions,
 ): Attrs {
-  const out: Record<string, string> = {};
-  if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
-  if (row.agent !== "") out[ATTR.agent] = row.agent;
-  const project = renderProject(row.project, opts.project);
-  if (project !== undefined) out[ATTR.project] = project;
-  out[ATTR.model] = row.model;
-  out[ATTR.provider] = row.provider;
+  const out = seriesDimsAttributes(row, opts);
   out[CAPTURE_ATTR.stage] = row.stage;
   return out;
 }
@@ -165,65 +156,62 @@ export function translateCaptures(
   rows: readonly CaptureSeriesRow[],
   opts: CaptureTranslateOptions,
 ): CaptureSeriesPoint[] {
-  const byKey = new Map<string, MutablePoint>();
-  for (const row of rows) {
-    if (row.captures === 0) continue;
-    const attributes = captureAttributes(row, opts);
-    const key = seriesKey(attributes);
-    const roles: Record<MessageRole, number> = {
-      system: row.roleSystem,
-      user: row.roleUser,
-      assistant: row.roleAssistant,
-      tool: row.roleTool,
-      other: row.roleOther,
-    };
-    const prev = byKey.get(key);
-    if (prev === undefined) {
-      byKey.set(key, {
-        attributes,
-        captures: row.captures,
-        retries: row.retries,
-        payload: {
-          sum: row.payloadBytes,
-          count: row.captures,
-          min: row.payloadMin,
-          max: row.payloadMax,
-          counts: [...row.payloadBuckets],
-        },
-        tokens: {
-          sum: row.estimatedTokens,
-          count: row.captures,
-          min: row.tokensMin,
-          max: row.tokensMax,
-          counts: [...row.tokenBuckets],
-        },
-        roles,
-        toolResults: row.toolResults,
-        reasoningBlocks: row.reasoningBlocks,
-        updatedMs: row.updatedMs,
-        lastEventMs: row.lastEventMs,
-      });
-      continue;
-    }
-    prev.captures += row.captures;
-    prev.retries += row.retries;
-    for (const [h, sum, min, max, counts] of [
-      [prev.payload, row.payloadBytes, row.payloadMin, row.payloadMax, row.payloadBuckets],
-      [prev.tokens, row.estimatedTokens, row.tokensMin, row.tokensMax, row.tokenBuckets],
-    ] as const) {
-      h.sum += sum;
-      h.count += row.captures;
-      h.min = Math.min(h.min, min);
-      h.max = Math.max(h.max, max);
-      addCounts(h.counts, counts);
-    }
-    for (const r of MESSAGE_ROLES) prev.roles[r] += roles[r];
-    prev.toolResults += row.toolResults;
-    prev.reasoningBlocks += row.reasoningBlocks;
-    prev.updatedMs = Math.max(prev.updatedMs, row.updatedMs);
-    prev.lastEventMs = Math.max(prev.lastEventMs, row.lastEventMs);
-  }
-  return [...byKey.values()];
+  return foldPoints(
+    rows,
+    (row) => (row.captures === 0 ? undefined : keyedByAttributes(captureAttributes(row, opts))),
+    (row, attributes): MutablePoint => ({
+      attributes,
+      captures: row.captures,
+      retries: row.retries,
+      payload: {
+        sum: row.payloadBytes,
+        count: row.captures,
+        min: row.payloadMin,
+        max: row.payloadMax,
+        counts: [...row.payloadBuckets],
+      },
+      tokens: {
+        sum: row.estimatedTokens,
+        count: row.captures,
+        min: row.tokensMin,
+        max: row.tokensMax,
+        counts: [...row.tokenBuckets],
+      },
+      roles: rolesOf(row),
+      toolResults: row.toolResults,
+      reasoningBlocks: row.reasoningBlocks,
+      updatedMs: row.updatedMs,
+      lastEventMs: row.lastEventMs,
+    }),
+    (prev, row) => {
+      prev.captures += row.captures;
+      prev.retries += row.retries;
+      for (const [h, sum, min, max, counts] of [
+        [prev.payload, row.payloadBytes, row.payloadMin, row.payloadMax, row.payloadBuckets],
+        [prev.tokens, row.estimatedTokens, row.tokensMin, row.tokensMax, row.tokenBuckets],
+      ] as const) {
+        h.sum += sum;
+        h.count += row.captures;
+        h.min = Math.min(h.min, min);
+        h.max = Math.max(h.max, max);
+        addCounts(h.counts, counts);
+      }
+      const roles = rolesOf(row);
+      for (const r of MESSAGE_ROLES) prev.roles[r] += roles[r];
+      prev.toolResults += row.toolResults;
+      prev.reasoningBlocks += row.reasoningBlocks;
+    },
+  );
+}
+
+function rolesOf(row: CaptureSeriesRow): Record<MessageRole, number> {
+  return {
+    system: row.roleSystem,
+    user: row.roleUser,
+    assistant: row.roleAssistant,
+    tool: row.roleTool,
+    other: row.roleOther,
+  };
 }
 
 /**

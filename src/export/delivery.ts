@@ -13,8 +13,6 @@ export interface PendingDelivery {
   readonly base: ExportState;
   /** The export state to commit once a batch carrying this collection is delivered. */
   readonly next: ExportState;
-  /** The capture watermark read from (`Ledger.captureWatermark`) and the one to commit. */
-  readonly captures?: { readonly base: number; readonly next: number };
 }
 
 /**
@@ -66,29 +64,27 @@ export type CommitResult = "committed" | "stale";
  */
 export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: Temporality): CommitResult {
   return ledger.transaction(() => {
-    const exporter = p.next.exporter;
-    const cur = ledger.getExportState(exporter);
-    const curCaptures = ledger.captureWatermark(exporter);
+    const cur = ledger.getExportState(p.next.exporter);
     if (temporality === "delta") {
       if (
         cur.eventWatermark !== p.base.eventWatermark ||
         cur.callWatermark !== p.base.callWatermark ||
-        (p.captures !== undefined && curCaptures !== p.captures.base)
+        cur.captureWatermark !== p.base.captureWatermark ||
+        (cur.compactionWatermark ?? 0) !== (p.base.compactionWatermark ?? 0)
       )
         return "stale";
       ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
-      if (p.captures !== undefined) ledger.putCaptureWatermark(exporter, p.captures.next);
       return "committed";
     }
     ledger.putExportState({
-      exporter,
+      exporter: p.next.exporter,
       eventWatermark: Math.max(cur.eventWatermark, p.next.eventWatermark),
       callWatermark: Math.max(cur.callWatermark, p.next.callWatermark),
+      captureWatermark: Math.max(cur.captureWatermark, p.next.captureWatermark),
+      compactionWatermark: Math.max(cur.compactionWatermark ?? 0, p.next.compactionWatermark ?? 0),
       windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
       lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
     });
-    if (p.captures !== undefined && p.captures.next > curCaptures)
-      ledger.putCaptureWatermark(exporter, p.captures.next);
     return "committed";
   });
 }
@@ -97,6 +93,24 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
 export function commitScrape(ledger: Ledger, exporter: string, arrivalMs: number): void {
   const cur = ledger.getExportState(exporter);
   if (arrivalMs > cur.lastSuccessMs) ledger.putExportState({ ...cur, lastSuccessMs: arrivalMs });
+}
+
+/**
+ * The destinations that still hold something due after a flush that raised no export error: a
+ * delta backlog the drain could not move (exports answered but the windows were not committed,
+ * or no window could be read). Something due and not delivered is a failure (`run --once` exits
+ * 1), never "nothing to deliver".
+ */
+export function undeliveredBacklog(
+  destinations: readonly { readonly name: string; readonly target: string; readonly backlog: boolean }[],
+): { exporter: string; target: string; reason: string }[] {
+  return destinations
+    .filter((d) => d.backlog)
+    .map((d) => ({
+      exporter: d.name,
+      target: d.target,
+      reason: "events, tool calls or captures are still undelivered after the final export (no progress)",
+    }));
 }
 
 export type HealthEvent = "failing" | "recovered" | undefined;
@@ -120,7 +134,9 @@ export function describeExportError(e: unknown): string {
   let text: string;
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "number") text = `HTTP ${code}${e.message ? ` ${e.message}` : ""}`;
+    // A gRPC ServiceError: `code` is a gRPC status, its message "14 UNAVAILABLE: <details>".
+    if (typeof code === "number" && "details" in e && "metadata" in e) text = `gRPC ${e.message}`;
+    else if (typeof code === "number") text = `HTTP ${code}${e.message ? ` ${e.message}` : ""}`;
     else if (e.message === "Export failed with retryable status") {
       text = "the endpoint kept answering 429/502/503/504 (retried within the export timeout)";
     } else text = e.message || e.name;

@@ -4,11 +4,6 @@
  * destination), plus cline-otel's own health counters on real SDK instruments.
  */
 import type { Counter } from "@opentelemetry/api";
-import {
-  AggregationTemporalityPreference,
-  OTLPMetricExporter as OtlpJsonExporter,
-} from "@opentelemetry/exporter-metrics-otlp-http";
-import { OTLPMetricExporter as OtlpProtoExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type { Resource } from "@opentelemetry/resources";
 import {
@@ -20,14 +15,16 @@ import {
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import type { PassResult } from "../collector/pass.ts";
-import type { ExportConfig, Temporality } from "../config/config.ts";
+import type { ExportConfig, OtlpProtocol, Temporality } from "../config/config.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
 import { CommittingExporter } from "./committing-exporter.ts";
-import { commitScrape, DeliveryTracker } from "./delivery.ts";
+import { commitScrape, DeliveryTracker, undeliveredBacklog } from "./delivery.ts";
+import { createOtlpMetricExporter } from "./otlp-exporters.ts";
 import { LedgerMetricProducer } from "./producer.ts";
 import { PrometheusEndpoint } from "./prometheus.ts";
 import { buildResource } from "./resource.ts";
+import { SignalPipeline } from "./signals/pipeline.ts";
 import type { PriceLookup } from "./translate.ts";
 
 export interface PipelineOptions {
@@ -40,29 +37,24 @@ export interface PipelineOptions {
   readonly otlpExporter?: (cfg: ExportConfig) => PushMetricExporter;
 }
 
-/** The export-state key of the OTLP exporter: one per destination, without credentials or query. */
-export function otlpExporterKey(endpoint: string): string {
-  const u = new URL(endpoint);
-  return `otlp ${u.protocol}//${u.host}${u.pathname}`;
+/**
+ * The export-state key of the OTLP exporter: one per destination, without credentials or query.
+ * gRPC destinations are keyed apart from HTTP ones (`otlp grpc http://host:4317`).
+ */
+export function otlpExporterKey(endpoint: string, protocol: OtlpProtocol = "http/protobuf"): string {
+  return protocol === "grpc"
+    ? `otlp grpc ${displayEndpoint(endpoint, protocol)}`
+    : `otlp ${displayEndpoint(endpoint)}`;
 }
 
-/** The endpoint as it may appear in logs: no user info, no query string. */
-export function displayEndpoint(endpoint: string): string {
+/** The endpoint as it may appear in logs: no user info, no query string (gRPC: no path either). */
+export function displayEndpoint(endpoint: string, protocol: OtlpProtocol = "http/protobuf"): string {
   const u = new URL(endpoint);
-  return `${u.protocol}//${u.host}${u.pathname}`;
+  return protocol === "grpc" ? `${u.protocol}//${u.host}` : `${u.protocol}//${u.host}${u.pathname}`;
 }
 
 export function createOtlpExporter(cfg: ExportConfig): PushMetricExporter {
-  const options = {
-    url: cfg.otlp.endpoint,
-    headers: { ...cfg.otlp.headers },
-    timeoutMillis: cfg.otlp.timeoutMs,
-    temporalityPreference:
-      cfg.temporality === "delta"
-        ? AggregationTemporalityPreference.DELTA
-        : AggregationTemporalityPreference.CUMULATIVE,
-  };
-  return cfg.otlp.protocol === "http/json" ? new OtlpJsonExporter(options) : new OtlpProtoExporter(options);
+  return createOtlpMetricExporter(cfg.otlp, cfg.temporality);
 }
 
 interface Pusher {
@@ -72,6 +64,9 @@ interface Pusher {
   readonly producer: LedgerMetricProducer;
 }
 
+/** Events (and calls) per delta window over gRPC: a worst-case window stays under 4 MiB. */
+const GRPC_WINDOW_ROWS = 1000;
+
 /** Upper bound on delta windows one flush sends while draining a backlog. */
 const MAX_DRAIN_ROUNDS = 10_000;
 
@@ -79,6 +74,8 @@ export interface FlushFailure {
   readonly exporter: string;
   readonly target: string;
   readonly reason: string;
+  /** `logs` or `traces` for the events and traces destinations; absent for metrics. */
+  readonly signal?: string;
 }
 
 export type FlushOutcome =
@@ -100,6 +97,7 @@ export class ExportPipeline {
     private readonly prometheus: PrometheusEndpoint | undefined,
     private readonly health: Health | undefined,
     readonly resource: Resource,
+    private readonly signals: SignalPipeline,
   ) {}
 
   /** Where Prometheus can scrape, when the prometheus exporter is on. */
@@ -111,12 +109,23 @@ export class ExportPipeline {
   describe(): string[] {
     const out = this.pushers.map((p) => `${p.name} ${p.target}`);
     if (this.prometheus) out.push(`prometheus ${this.prometheus.url}`);
-    return out;
+    return [...out, ...this.signals.describe()];
   }
 
   static async start(cfg: ExportConfig, ledger: Ledger, opts: PipelineOptions): Promise<ExportPipeline> {
     const resource = buildResource(cfg, ledger.instanceId, opts.serviceVersion, opts.hostName);
-    if (cfg.exporters.length === 0) return new ExportPipeline(undefined, [], undefined, undefined, resource);
+    // Events and traces: nothing at all unless OTEL_LOGS_EXPORTER / OTEL_TRACES_EXPORTER ask for them.
+    const signals = SignalPipeline.create(cfg.signals, ledger, {
+      logger: opts.logger,
+      priceOf: opts.priceOf,
+      project: cfg.project,
+      resource,
+      serviceVersion: opts.serviceVersion,
+      ...(opts.now ? { now: opts.now } : {}),
+    });
+    signals.start();
+    if (cfg.exporters.length === 0)
+      return new ExportPipeline(undefined, [], undefined, undefined, resource, signals);
     const readers: IMetricReader[] = [];
     const pushers: Pusher[] = [];
     let onExportFailure: (exporter: string) => void = () => {};
@@ -127,6 +136,11 @@ export class ExportPipeline {
         seriesTtlMs: cfg.seriesTtlMs,
         translate: { project: cfg.project, includeSessionId: cfg.includeSessionId, priceOf: opts.priceOf },
         ...(opts.now ? { now: opts.now } : {}),
+        // gRPC servers refuse messages over 4 MiB by default (HTTP collectors: 20 MiB), and a
+        // window carries the GenAI histograms too: half the rows per gRPC window.
+        ...(cfg.otlp.protocol === "grpc" && exporter.startsWith("otlp ")
+          ? { maxWindowEvents: GRPC_WINDOW_ROWS, maxWindowCalls: GRPC_WINDOW_ROWS }
+          : {}),
         onError: (e) => opts.logger.error(`cannot read the ledger for ${exporter}: ${String(e)}`),
       });
     const addPusher = (name: string, target: string, key: string, inner: PushMetricExporter) => {
@@ -155,11 +169,11 @@ export class ExportPipeline {
     let prometheusProducer: LedgerMetricProducer | undefined;
     for (const name of cfg.exporters) {
       if (name === "otlp") {
-        const target = displayEndpoint(cfg.otlp.endpoint);
+        const target = displayEndpoint(cfg.otlp.endpoint, cfg.otlp.protocol);
         addPusher(
           name,
           target,
-          otlpExporterKey(cfg.otlp.endpoint),
+          otlpExporterKey(cfg.otlp.endpoint, cfg.otlp.protocol),
           (opts.otlpExporter ?? createOtlpExporter)(cfg),
         );
       } else if (name === "console") {
@@ -217,7 +231,7 @@ export class ExportPipeline {
         throw e;
       }
     }
-    return new ExportPipeline(provider, pushers, endpoint, health, resource);
+    return new ExportPipeline(provider, pushers, endpoint, health, resource, signals);
   }
 
   /** Counts one collection pass in the health metrics. */
@@ -235,6 +249,12 @@ export class ExportPipeline {
    * backlog is sent window after window until it is delivered or an export fails.
    */
   async flush(): Promise<FlushOutcome> {
+    if (this.closed) return { ok: true };
+    const [metrics, signals] = await Promise.all([this.flushMetrics(), this.signals.flush()]);
+    return mergeOutcomes(metrics, signals);
+  }
+
+  private async flushMetrics(): Promise<FlushOutcome> {
     const provider = this.provider;
     if (!provider || this.closed) return { ok: true };
     const round = async (): Promise<FlushFailure[]> => {
@@ -256,6 +276,9 @@ export class ExportPipeline {
       if (after === before) break; // no progress: leave the rest to the next export
       before = after;
     }
+    // Exports that "succeeded" without moving the watermarks did not deliver what was due.
+    if (failures.length === 0)
+      failures = undeliveredBacklog(this.pushers.map((p) => ({ ...p, backlog: p.producer.backlog() })));
     return failures.length === 0 ? { ok: true } : { ok: false, failures };
   }
 
@@ -269,11 +292,22 @@ export class ExportPipeline {
    */
   async shutdown(): Promise<FlushOutcome> {
     if (this.closed) return { ok: true };
-    const outcome = await this.flush();
+    const [metrics, signals] = await Promise.all([this.flushMetrics(), this.signals.shutdown()]);
     this.closed = true;
     for (const p of this.pushers) p.exporter.seal();
     await this.provider?.shutdown();
     await this.prometheus?.close();
-    return outcome;
+    return mergeOutcomes(metrics, signals);
   }
+}
+
+function mergeOutcomes(
+  metrics: FlushOutcome,
+  signals: Awaited<ReturnType<SignalPipeline["flush"]>>,
+): FlushOutcome {
+  const failures: FlushFailure[] = [
+    ...(metrics.ok ? [] : metrics.failures),
+    ...(signals.ok ? [] : signals.failures),
+  ];
+  return failures.length === 0 ? { ok: true } : { ok: false, failures };
 }

@@ -1,29 +1,14 @@
-import { ConfigError } from "../config/config.ts";
-import {
-  catalogPriceTable,
-  loadPriceFile,
-  lookupPrice,
-  mergePrices,
-  type Price,
-  PriceFileError,
-} from "../cost/index.ts";
+import { lookupPrice, type Price } from "../cost/index.ts";
+import { priceTableFor } from "../cost/table.ts";
 import type { PriceLookup } from "./translate.ts";
 
 /**
- * The exporter's price lookup: Cline's bundled catalog, with the user's price file (--prices,
- * CLINE_OTEL_PRICES) merged over it. A bad price file is a configuration error (exit 2).
- * Lookups are memoized: a collection asks once per series, the answers never change.
+ * The exporter's price lookup over the run's price table (`priceTableFor`: Cline's bundled
+ * catalog with the user's price file merged over it, the same table `report` uses). Lookups are
+ * memoized: a collection asks once per series, the answers never change.
  */
 export function buildPriceLookup(pricesFile: string | undefined): PriceLookup {
-  let table = catalogPriceTable();
-  if (pricesFile !== undefined) {
-    try {
-      table = mergePrices(table, loadPriceFile(pricesFile), pricesFile);
-    } catch (e) {
-      if (e instanceof PriceFileError) throw new ConfigError(e.message);
-      throw e;
-    }
-  }
+  const table = priceTableFor(pricesFile);
   const memo = new Map<string, Price | undefined>();
   return (provider, model) => {
     const key = `${provider}\u0000${model}`;

@@ -26,13 +26,21 @@ import {
   liveCapturePoints,
   translateCaptures,
 } from "./captures.ts";
+import {
+  type CompactionPoint,
+  compactionPointsToMetricData,
+  liveCompactionPoints,
+  translateCompactions,
+} from "./compactions.ts";
 import type { DeliveryTracker } from "./delivery.ts";
+import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
 import {
   liveSeries,
   METRIC_IDS,
   METRICS,
   type MetricId,
   type SeriesPoint,
+  seriesAreRows,
   type TranslateOptions,
   translate,
 } from "./translate.ts";
@@ -101,12 +109,9 @@ export function toMetricData(
         temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE,
       dataPointType: DataPointType.SUM,
       isMonotonic: true,
-      dataPoints: series.map((p) => ({
-        startTime,
-        endTime,
-        attributes: { ...p.attributes },
-        value: p.value,
-      })),
+      // The point shares its series' attributes (built here, only read by the SDK's exporters
+      // to serialize them): no copy per point of a 100,000-series export.
+      dataPoints: series.map((p) => ({ startTime, endTime, attributes: p.attributes, value: p.value })),
     });
   }
   return out;
@@ -127,7 +132,7 @@ export class LedgerMetricProducer implements MetricProducer {
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
   position(): string {
     const s = this.ledger.getExportState(this.opts.exporter);
-    return `${s.eventWatermark}/${s.callWatermark}/${this.ledger.captureWatermark(this.opts.exporter)}`;
+    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}`;
   }
 
   /** Delta: whether the ledger holds events, calls or captures beyond what was delivered. */
@@ -138,7 +143,8 @@ export class LedgerMetricProducer implements MetricProducer {
     return (
       ids.event > state.eventWatermark ||
       ids.call > state.callWatermark ||
-      this.ledger.maxCaptureId() > this.ledger.captureWatermark(this.opts.exporter)
+      this.ledger.maxCaptureId() > state.captureWatermark ||
+      this.ledger.maxCompactionId() > (state.compactionWatermark ?? 0)
     );
   }
 
@@ -167,13 +173,18 @@ export class LedgerMetricProducer implements MetricProducer {
     const ledger = this.ledger;
     const opts = this.opts;
     const delta = opts.temporality === "delta";
-    // A delta window never starts while the previous one may still be delivered.
-    if (delta && this.tracker.busy()) return undefined;
+    // No window or batch is built while the previous one may still be being delivered: a delta
+    // window must not overlap it, and a second cumulative batch would only double the memory
+    // (the next export carries the same totals, newer).
+    if (this.tracker.busy()) return undefined;
     const nowMs = this.now();
     const base = ledger.getExportState(opts.exporter);
-    const captureBase = ledger.captureWatermark(opts.exporter);
+    const captureBase = base.captureWatermark;
+    const compactionBase = base.compactionWatermark ?? 0;
     const max = ledger.maxIds();
     const maxCapture = ledger.maxCaptureId();
+    // Compactions are few (one per compaction): a window takes all of them.
+    const compactionUpTo = ledger.maxCompactionId();
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
@@ -183,22 +194,61 @@ export class LedgerMetricProducer implements MetricProducer {
       : { ...max, capture: maxCapture };
     let points: Map<MetricId, SeriesPoint[]>;
     let captures: CaptureSeriesPoint[];
+    let compactions: CompactionPoint[];
+    let genai: GenaiPoint[];
     let startNs: bigint;
     if (delta) {
       points = translate(
         ledger.usageDelta(base.eventWatermark, ids.event),
-        ledger.toolDelta(base.callWatermark, ids.call),
+        ledger.toolDelta(
+          { after: base.callWatermark, upTo: ids.call },
+          { after: base.eventWatermark, upTo: ids.event },
+        ),
         opts.translate,
       );
       captures = translateCaptures(ledger.captureDelta(captureBase, ids.capture), opts.translate);
+      compactions = translateCompactions(
+        ledger.compactionDelta(compactionBase, compactionUpTo),
+        opts.translate,
+      );
+      // GenAI histograms of the same event window (src/export/genai/metrics.ts).
+      genai = translateGenai(
+        ledger.signals?.genaiDelta(base.eventWatermark, ids.event) ?? [],
+        opts.translate,
+      );
       startNs = base.windowStartNs;
     } else {
-      points = translate(ledger.usageSeries(), ledger.toolSeries(), opts.translate);
+      // The TTL (isLive) in SQL where a series is one row, so dead series are never even read.
+      const filter = seriesAreRows(opts.translate)
+        ? { eventSinceMs: nowMs - opts.seriesTtlMs, updatedSinceMs: base.lastSuccessMs }
+        : { eventSinceMs: Number.NEGATIVE_INFINITY, updatedSinceMs: Number.NEGATIVE_INFINITY };
+      points = translate(ledger.liveUsageSeries(filter), ledger.liveToolSeries(filter), opts.translate);
       for (const [id, series] of points) {
         points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
       }
       captures = liveCapturePoints(
         translateCaptures(ledger.captureSeries(), opts.translate),
+        nowMs,
+        opts.seriesTtlMs,
+        base.lastSuccessMs,
+      );
+      compactions = liveCompactionPoints(
+        translateCompactions(ledger.compactionSeries(), opts.translate),
+        nowMs,
+        opts.seriesTtlMs,
+        base.lastSuccessMs,
+      );
+      genai = liveGenai(
+        translateGenai(
+          // Each GenAI series is one row when the session id is exported: the TTL in SQL then.
+          (opts.translate.includeSessionId
+            ? ledger.signals?.genaiSeriesLive({
+                eventSinceMs: nowMs - opts.seriesTtlMs,
+                updatedSinceMs: base.lastSuccessMs,
+              })
+            : ledger.signals?.genaiSeries()) ?? [],
+          opts.translate,
+        ),
         nowMs,
         opts.seriesTtlMs,
         base.lastSuccessMs,
@@ -213,6 +263,12 @@ export class LedgerMetricProducer implements MetricProducer {
         startTime: nsToHrTime(startNs),
         endTime: nsToHrTime(endNs),
       }),
+      ...compactionPointsToMetricData(compactions, {
+        temporality: opts.temporality,
+        startTime: nsToHrTime(startNs),
+        endTime: nsToHrTime(endNs),
+      }),
+      ...genaiToMetricData(genai, opts.temporality, nsToHrTime(startNs), nsToHrTime(endNs)),
     ];
     if (metrics.length === 0) return undefined;
     const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
@@ -220,11 +276,13 @@ export class LedgerMetricProducer implements MetricProducer {
       exporter: opts.exporter,
       eventWatermark: ids.event,
       callWatermark: ids.call,
+      captureWatermark: ids.capture,
+      compactionWatermark: compactionUpTo,
       windowStartNs: endNs,
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,
     };
-    this.tracker.register(scope, { base, next, captures: { base: captureBase, next: ids.capture } });
+    this.tracker.register(scope, { base, next });
     return scope;
   }
 }

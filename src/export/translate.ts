@@ -205,11 +205,12 @@ const TYPE_EXTRA = TOKEN_TYPES.map((t) => [[ATTR.type, t] as const] as const);
 /**
  * Every metric of the contract from ledger series rows (totals for cumulative export, or the
  * rows of one delta window). Cost is linear in the components, so it is computed from the
- * row's totals; a model without a price adds to `cline.requests.unpriced` instead.
+ * row's totals; a model without a price adds to `cline.requests.unpriced` instead. The rows
+ * are consumed one at a time (a statement's iterator): none of them is kept.
  */
 export function translate(
-  usage: readonly UsageSeriesRow[],
-  tools: readonly ToolSeriesRow[],
+  usage: Iterable<UsageSeriesRow>,
+  tools: Iterable<ToolSeriesRow>,
   opts: TranslateOptions,
 ): Map<MetricId, SeriesPoint[]> {
   const acc = new Accumulator();
@@ -257,4 +258,12 @@ export function liveSeries(
   deliveredBeforeMs: number,
 ): SeriesPoint[] {
   return points.filter((p) => isLive(p, nowMs, ttlMs, deliveredBeforeMs));
+}
+
+/**
+ * Whether every exported series is exactly one ledger row (no attribute dropped, the project
+ * rendered injectively): then a series' TTL is its row's, and the filter can run in SQL.
+ */
+export function seriesAreRows(opts: Pick<TranslateOptions, "project" | "includeSessionId">): boolean {
+  return opts.includeSessionId && opts.project === "path";
 }

@@ -226,6 +226,196 @@ export const MIGRATIONS: readonly string[] = [
     AND m.project = capture_series.project AND m.model = capture_series.model
     AND m.provider = capture_series.provider AND m.stage = capture_series.stage;
   `,
+  // v4: a tool call first seen before its message's metrics is upgraded when they arrive. The
+  // calls counter keeps counting it where it was first counted (usage unknown: a counter never
+  // goes down); its tokens are added to the usage-known series when they become known.
+  `
+  -- 1 when the call's usage was known when first stored; its calls count belongs to that series.
+  ALTER TABLE tool_calls ADD COLUMN first_known INTEGER NOT NULL DEFAULT 1 CHECK (first_known IN (0, 1));
+  UPDATE tool_calls SET first_known = 0 WHERE usage_key = '';
+  -- The calls that were (or still are) waiting for their usage: tiny, read by the upgrade and
+  -- by the delta export of upgrades (joined to the events of a window by usage_key).
+  CREATE INDEX tool_calls_awaiting_usage ON tool_calls (usage_key) WHERE first_known = 0;
+  `,
+  // v5: events, traces and GenAI metrics (src/ledger/signals.ts): request starts, call ids and
+  // results, turns, document times, and the queue of final records each of those exporters
+  // delivers with its own watermark.
+  `
+  CREATE TABLE signal_documents (
+    source_path     TEXT PRIMARY KEY,
+    root_session_id TEXT NOT NULL,
+    session_id      TEXT NOT NULL,
+    agent           TEXT NOT NULL,
+    last_ts_ms      INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+
+  -- A tool call seen WITHOUT its result (tool_calls.call_key): its ids and turn until it is final.
+  -- A call read together with its result is final at once and only has its queue row.
+  CREATE TABLE signal_calls (
+    call_key    TEXT PRIMARY KEY,
+    message_id  TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    turn_key    TEXT NOT NULL,
+    source_path TEXT NOT NULL,
+    final       INTEGER NOT NULL DEFAULT 0 CHECK (final IN (0, 1))
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX signal_calls_open ON signal_calls (source_path) WHERE final = 0;
+  CREATE INDEX signal_calls_open_by_turn ON signal_calls (turn_key) WHERE final = 0;
+
+  -- A tool_result block whose call was stored by an earlier read, joined by the call key (tool_use
+  -- id). Never its content.
+  CREATE TABLE signal_results (
+    call_key   TEXT PRIMARY KEY,
+    message_id TEXT NOT NULL,
+    ts_ms      INTEGER NOT NULL,
+    is_error   INTEGER CHECK (is_error IN (0, 1))
+  ) STRICT, WITHOUT ROWID;
+
+  -- Per user turn of an agent's document (the invoke_agent spans).
+  CREATE TABLE signal_turns (
+    turn_key        TEXT PRIMARY KEY,
+    root_session_id TEXT NOT NULL,
+    session_id      TEXT NOT NULL,
+    agent           TEXT NOT NULL,
+    turn_id         TEXT NOT NULL,
+    project         TEXT NOT NULL,
+    start_ms        INTEGER NOT NULL,
+    end_ms          INTEGER NOT NULL,
+    closed          INTEGER NOT NULL CHECK (closed IN (0, 1)),
+    source_path     TEXT NOT NULL,
+    final           INTEGER NOT NULL DEFAULT 0 CHECK (final IN (0, 1))
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX signal_turns_open ON signal_turns (source_path) WHERE final = 0;
+  CREATE INDEX signal_turns_lead ON signal_turns (root_session_id, start_ms) WHERE agent = 'lead';
+
+  -- Final records in the order they became final; seq is every signal exporter's watermark.
+  CREATE TABLE signal_queue (
+    seq        INTEGER PRIMARY KEY,
+    kind       TEXT NOT NULL CHECK (kind IN ('chat', 'tool', 'turn')),
+    ref_key    TEXT NOT NULL,
+    ts_ms      INTEGER NOT NULL,
+    end_ms     INTEGER NOT NULL,
+    outcome    TEXT CHECK (outcome IN ('success', 'failure', 'unknown')),
+    cancelled  INTEGER NOT NULL DEFAULT 0 CHECK (cancelled IN (0, 1)),
+    -- chat: the latest ts before it in its document (0 = unknown); others: = ts_ms.
+    start_ms   INTEGER NOT NULL,
+    -- chat, tool: their turn; turn: the lead turn it nests under ('' = none).
+    turn_key   TEXT NOT NULL,
+    -- tool: the calling message and the tool_use id.
+    message_id TEXT NOT NULL DEFAULT '',
+    tool_use_id TEXT NOT NULL DEFAULT '',
+    UNIQUE (kind, ref_key)
+  ) STRICT;
+
+  -- Per signal exporter: the last queue seq delivered, and the event time it starts from.
+  CREATE TABLE signal_delivery (
+    exporter        TEXT PRIMARY KEY,
+    watermark       INTEGER NOT NULL,
+    from_ms         INTEGER NOT NULL,
+    last_success_ms INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+
+  -- The GenAI semantic-convention histograms (gen_ai.client.token.usage,
+  -- gen_ai.client.operation.duration) and cline.tool.duration: running totals per series, kept in
+  -- the same transaction as the rows they sum; buckets follow GENAI_*_BOUNDARIES (signals.ts).
+  CREATE TABLE genai_series (
+    id            INTEGER PRIMARY KEY,
+    metric        TEXT NOT NULL CHECK (metric IN ('token_usage', 'operation_duration', 'tool_duration')),
+    session_id    TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    provider      TEXT NOT NULL,
+    token_type    TEXT NOT NULL,
+    tool_name     TEXT NOT NULL,
+    outcome       TEXT NOT NULL,
+    count         INTEGER NOT NULL,
+    sum           REAL NOT NULL,
+    min           REAL NOT NULL,
+    max           REAL NOT NULL,
+    first_ms      INTEGER NOT NULL,
+    updated_ms    INTEGER NOT NULL,
+    last_event_ms INTEGER NOT NULL,
+    UNIQUE (metric, session_id, model, provider, token_type, tool_name, outcome)
+  ) STRICT;
+  CREATE TABLE genai_buckets (
+    series_id INTEGER NOT NULL REFERENCES genai_series (id),
+    bucket    INTEGER NOT NULL CHECK (bucket >= 0),
+    count     INTEGER NOT NULL,
+    PRIMARY KEY (series_id, bucket)
+  ) STRICT, WITHOUT ROWID;
+
+  -- The history already in the ledger was read without these fields: every messages document is
+  -- read once more (its rows dedup on their keys; only the new tables fill).
+  UPDATE checkpoints SET mtime_ns = 'reread-for-signals' WHERE adapter = 'cline';
+  `,
+  // Context compactions (src/ledger/compactions.ts, docs/metrics.md cline.compactions): one row
+  // per observed compaction; and each capture's retry flag, decided by the adapter (a compaction
+  // summarizer's attempts are successive summaries, not retries).
+  `
+  CREATE TABLE compactions (
+    id                   INTEGER PRIMARY KEY,
+    compaction_key       TEXT NOT NULL UNIQUE,
+    adapter              TEXT NOT NULL,
+    session_id           TEXT NOT NULL,
+    agent                TEXT NOT NULL,
+    project              TEXT NOT NULL,
+    model                TEXT NOT NULL,
+    provider             TEXT NOT NULL,
+    strategy             TEXT NOT NULL,
+    reason               TEXT NOT NULL,
+    ts_ms                INTEGER NOT NULL,
+    source_message_count INTEGER NOT NULL,
+    messages_removed     INTEGER,
+    tokens_before        INTEGER,
+    source_path          TEXT NOT NULL,
+    ingested_ms          INTEGER NOT NULL
+  ) STRICT;
+
+  -- Rows stored before this version keep what they were counted as (a counter never goes down).
+  ALTER TABLE captures ADD COLUMN retry INTEGER NOT NULL DEFAULT 0 CHECK (retry IN (0, 1));
+  UPDATE captures SET retry = attempt > 1;
+
+  ALTER TABLE export_state ADD COLUMN compaction_watermark INTEGER NOT NULL DEFAULT 0;
+  `,
+  // The `cline.compaction` event and span (src/ledger/signals.ts recordCompaction): compactions
+  // join the signal queue (its kind CHECK is widened by rebuilding the table, SQLite's documented
+  // way; seq values are kept, so every exporter's watermark stays valid), with the root session
+  // (the trace) stored per compaction, and the turn lookup indexed. Compactions recorded before
+  // this version are queued once now, after everything already queued.
+  `
+  ALTER TABLE compactions ADD COLUMN root_session_id TEXT NOT NULL DEFAULT '';
+  UPDATE compactions SET root_session_id = IFNULL(
+    (SELECT d.root_session_id FROM signal_documents d WHERE d.session_id = compactions.session_id LIMIT 1),
+    session_id);
+
+  CREATE TABLE signal_queue_v7 (
+    seq        INTEGER PRIMARY KEY,
+    kind       TEXT NOT NULL CHECK (kind IN ('chat', 'tool', 'turn', 'compaction')),
+    ref_key    TEXT NOT NULL,
+    ts_ms      INTEGER NOT NULL,
+    end_ms     INTEGER NOT NULL,
+    outcome    TEXT CHECK (outcome IN ('success', 'failure', 'unknown')),
+    cancelled  INTEGER NOT NULL DEFAULT 0 CHECK (cancelled IN (0, 1)),
+    start_ms   INTEGER NOT NULL,
+    -- chat, tool, compaction: their turn ('' = none); turn: the lead turn it nests under.
+    turn_key   TEXT NOT NULL,
+    message_id TEXT NOT NULL DEFAULT '',
+    tool_use_id TEXT NOT NULL DEFAULT '',
+    UNIQUE (kind, ref_key)
+  ) STRICT;
+  INSERT INTO signal_queue_v7 SELECT seq, kind, ref_key, ts_ms, end_ms, outcome, cancelled, start_ms, turn_key,
+    message_id, tool_use_id FROM signal_queue;
+  DROP TABLE signal_queue;
+  ALTER TABLE signal_queue_v7 RENAME TO signal_queue;
+
+  -- The turn a compaction was observed in: the agent's latest turn started at or before it.
+  CREATE INDEX signal_turns_by_session ON signal_turns (session_id, start_ms);
+
+  INSERT INTO signal_queue (kind, ref_key, ts_ms, end_ms, start_ms, turn_key)
+    SELECT 'compaction', c.compaction_key, c.ts_ms, c.ts_ms, c.ts_ms,
+      IFNULL((SELECT t.turn_key FROM signal_turns t WHERE t.session_id = c.session_id AND t.agent = c.agent
+        AND t.start_ms <= c.ts_ms ORDER BY t.start_ms DESC LIMIT 1), '')
+    FROM compactions c ORDER BY c.id;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,7 +4,12 @@
  * its growth from the run's previous iteration, stages side by side, so the stage that grew
  * stands out (growth only at wire_request = provider serialization; at ai_sdk_prompt = Cline's
  * final build step; see Cline's provider-request-capture notes).
+ *
+ * Captures of the agentic compaction summarizer (no session, run or iteration; one user message)
+ * are kept apart: shown as compaction summarizer requests, of no session, and never counted as
+ * retries (their attempts 1, 2, 3 are successive summaries). See captures/summarizer.ts.
  */
+import { isCompactionSummarizerCapture } from "../adapter/cline/captures/summarizer.ts";
 import type { CaptureRow } from "../ledger/ledger.ts";
 
 /** Pipeline order of Cline's capture stages; any other stage follows, alphabetically. */
@@ -59,14 +64,92 @@ export interface StageTotals {
   readonly payloadBytes: number;
 }
 
+/** The summarizer's captures of one provider and model, at one stage. */
+export interface SummarizerGroup {
+  readonly provider: string;
+  readonly model: string;
+  readonly stage: string;
+  /** Capture records: one per summarizer request at this stage. */
+  readonly captures: number;
+  /** Highest `attempt` seen: successive summaries within one Cline process. */
+  readonly maxAttempt: number;
+  readonly estimatedTokens: number;
+  readonly payloadBytes: number;
+  readonly firstMs: number;
+  readonly lastMs: number;
+}
+
+export interface SummarizerCaptures {
+  readonly captures: number;
+  readonly groups: readonly SummarizerGroup[];
+  /**
+   * Always null with Cline 3.0.65: no field of these records joins them to a session exactly
+   * (their correlation holds provider and model only), so none is guessed.
+   */
+  readonly sessionId: null;
+}
+
 export interface CapturesReport {
   /** Every stage seen, in pipeline order. */
   readonly stages: readonly string[];
+  /** The agent loop's requests, per session (summarizer captures are not among them). */
   readonly sessions: readonly SessionCaptures[];
+  /** Agentic compaction summarizer requests (docs/cline-format.md §14): no session, never retries. */
+  readonly compactionSummarizer: SummarizerCaptures;
   readonly totals: {
+    /** All capture records, summarizer ones included. */
     readonly captures: number;
+    /** Per stage over all records; `retries` never counts a summarizer's attempts. */
     readonly byStage: Readonly<Record<string, StageTotals>>;
   };
+}
+
+/** The summarizer rule on a ledger row. */
+export function isSummarizerRow(r: CaptureRow): boolean {
+  return isCompactionSummarizerCapture({
+    captureId: r.captureId,
+    sessionId: r.sessionId,
+    runId: r.runId,
+    iteration: r.iteration,
+    messageCount: r.messageCount,
+    userMessages: r.roleUser,
+  });
+}
+
+function summarizerCaptures(rows: readonly CaptureRow[]): SummarizerCaptures {
+  const groups = new Map<string, { -readonly [K in keyof SummarizerGroup]: SummarizerGroup[K] }>();
+  for (const r of rows) {
+    const key = JSON.stringify([r.provider, r.model, r.stage]);
+    const g = groups.get(key);
+    if (g === undefined) {
+      groups.set(key, {
+        provider: r.provider,
+        model: r.model,
+        stage: r.stage,
+        captures: 1,
+        maxAttempt: r.attempt,
+        estimatedTokens: r.estimatedTokens,
+        payloadBytes: r.payloadBytes,
+        firstMs: r.tsMs,
+        lastMs: r.tsMs,
+      });
+    } else {
+      g.captures++;
+      g.maxAttempt = Math.max(g.maxAttempt, r.attempt);
+      g.estimatedTokens += r.estimatedTokens;
+      g.payloadBytes += r.payloadBytes;
+      g.firstMs = Math.min(g.firstMs, r.tsMs);
+      g.lastMs = Math.max(g.lastMs, r.tsMs);
+    }
+  }
+  const rank = new Map(orderStages([...groups.values()].map((g) => g.stage)).map((s, i) => [s, i]));
+  const list = [...groups.values()].sort(
+    (a, b) =>
+      (a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : 0) ||
+      (a.model < b.model ? -1 : a.model > b.model ? 1 : 0) ||
+      (rank.get(a.stage) ?? 0) - (rank.get(b.stage) ?? 0),
+  );
+  return { captures: rows.length, groups: list, sessionId: null };
 }
 
 export function orderStages(stages: Iterable<string>): string[] {
@@ -147,7 +230,22 @@ export function buildCapturesReport(rows: readonly CaptureRow[]): CapturesReport
     string,
     { captures: number; retries: number; estimatedTokens: number; payloadBytes: number }
   > = {};
+  const summarizer: CaptureRow[] = [];
   for (const r of rows) {
+    const isSummary = isSummarizerRow(r);
+    let t = byStage[r.stage];
+    if (t === undefined) {
+      t = { captures: 0, retries: 0, estimatedTokens: 0, payloadBytes: 0 };
+      byStage[r.stage] = t;
+    }
+    t.captures++;
+    if (r.attempt > 1 && !isSummary) t.retries++;
+    t.estimatedTokens += r.estimatedTokens;
+    t.payloadBytes += r.payloadBytes;
+    if (isSummary) {
+      summarizer.push(r);
+      continue;
+    }
     let runs = sessions.get(r.sessionId);
     if (runs === undefined) {
       runs = new Map();
@@ -157,15 +255,6 @@ export function buildCapturesReport(rows: readonly CaptureRow[]): CapturesReport
     const list = runs.get(key);
     if (list === undefined) runs.set(key, [r]);
     else list.push(r);
-    let t = byStage[r.stage];
-    if (t === undefined) {
-      t = { captures: 0, retries: 0, estimatedTokens: 0, payloadBytes: 0 };
-      byStage[r.stage] = t;
-    }
-    t.captures++;
-    if (r.attempt > 1) t.retries++;
-    t.estimatedTokens += r.estimatedTokens;
-    t.payloadBytes += r.payloadBytes;
   }
   const firstTs = (rs: readonly CaptureRow[]) => Math.min(...rs.map((r) => r.tsMs));
   const out = [...sessions.entries()]
@@ -195,7 +284,12 @@ export function buildCapturesReport(rows: readonly CaptureRow[]): CapturesReport
   const stages = orderStages(Object.keys(byStage));
   const ordered: Record<string, StageTotals> = {};
   for (const s of stages) ordered[s] = byStage[s] as StageTotals;
-  return { stages, sessions: out, totals: { captures: rows.length, byStage: ordered } };
+  return {
+    stages,
+    sessions: out,
+    compactionSummarizer: summarizerCaptures(summarizer),
+    totals: { captures: rows.length, byStage: ordered },
+  };
 }
 
 function fmt(n: number): string {
@@ -224,7 +318,7 @@ function table(head: string[], body: string[][], leftCols: number, indent: strin
  * its estimated tokens, their growth, its payload bytes and their growth.
  */
 export function renderCapturesTable(report: CapturesReport): string {
-  if (report.sessions.length === 0) {
+  if (report.sessions.length === 0 && report.compactionSummarizer.captures === 0) {
     return "No provider-request captures in the ledger. Cline writes them only with CLINE_CAPTURE_PROVIDER_REQUEST=summary|full and CLINE_CAPTURE_DIR or CLINE_DATA_DIR set; `cline-otel paths` and --capture-dir tell where cline-otel looks.";
   }
   const lines: string[] = [];
@@ -260,6 +354,7 @@ export function renderCapturesTable(report: CapturesReport): string {
       lines.push(...table(head, body, 1, "  "), "");
     }
   }
+  lines.push(...renderSummarizer(report.compactionSummarizer));
   const head = ["Stage", "Captures", "Retries", "Est. tokens", "Payload bytes"];
   const body = report.stages.map((st) => {
     const t = report.totals.byStage[st] as StageTotals;
@@ -267,4 +362,44 @@ export function renderCapturesTable(report: CapturesReport): string {
   });
   lines.push("Totals by stage (all captures)", ...table(head, body, 1, ""));
   return lines.join("\n");
+}
+
+function isoMinute(ms: number): string {
+  return ms > 0 ? new Date(ms).toISOString().slice(0, 19).replace("T", " ") : "?";
+}
+
+/** The summarizer block: what was sent, and why it has no session. */
+function renderSummarizer(s: SummarizerCaptures): string[] {
+  if (s.captures === 0) return [];
+  const head = [
+    "Provider",
+    "Model",
+    "Stage",
+    "Requests",
+    "Max attempt",
+    "Est. tokens",
+    "Payload bytes",
+    "First",
+    "Last",
+  ];
+  const body = s.groups.map((g) => [
+    g.provider,
+    g.model,
+    g.stage,
+    fmt(g.captures),
+    fmt(g.maxAttempt),
+    fmt(g.estimatedTokens),
+    fmt(g.payloadBytes),
+    isoMinute(g.firstMs),
+    isoMinute(g.lastMs),
+  ]);
+  return [
+    `Compaction summarizer requests (agentic context compaction, ${s.captures} captures)`,
+    ...table(head, body, 3, "  "),
+    "  Not retries: a process's successive summaries share one capture id as attempts 1, 2, 3.",
+    "  No session: Cline 3.0.65 writes only provider and model into their correlation, so nothing",
+    "  joins them to a session exactly. Cline records their usage nowhere; cline.compactions",
+    '  {cline.compaction.strategy="agentic"} counts how many such calls happened per session.',
+    "",
+  ];
 }

@@ -1,15 +1,10 @@
 import { computeCost, lookupPrice, type PriceTable } from "../cost/index.ts";
-import type { GroupDim, Ledger } from "../ledger/ledger.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import type { GroupDim, SortKey } from "./dims.ts";
+import { type GroupedQuery, groupedQuery, type Row } from "./query.ts";
+import { localZoneName, type Zone, zoneNamed } from "./time/zone.ts";
 
-export const GROUP_DIMS: readonly GroupDim[] = [
-  "day",
-  "model",
-  "provider",
-  "project",
-  "session",
-  "agent",
-  "tool",
-];
+export { GROUP_DIMS } from "./dims.ts";
 
 export interface Numbers {
   input: number;
@@ -29,7 +24,21 @@ export type ReportRow = { [dim: string]: string | number } & Numbers;
 export interface Report {
   readonly by: readonly GroupDim[];
   readonly rows: ReportRow[];
+  /** Everything in the window, whatever `--top` kept. */
   readonly totals: Numbers;
+  /** The groups `--top` left out, summed (rows + others = totals); absent when none were. */
+  readonly others?: Numbers & { readonly groups: number };
+}
+
+export interface ReportOptions {
+  /** Events with fromMs <= message time < toMs; the whole ledger by default. */
+  readonly fromMs?: number;
+  readonly toMs?: number;
+  /** The zone of day, week and month (default: the machine's). */
+  readonly zone?: Zone;
+  readonly sort?: SortKey;
+  /** Keep the first N rows after sorting; the rest are summed into `others`. */
+  readonly top?: number;
 }
 
 /** Label for tokens of messages that made no tool call, in a per-tool view. */
@@ -37,7 +46,7 @@ export const NO_TOOL = "(none)";
 
 const num = (v: unknown): number => (typeof v === "number" ? v : 0);
 
-function numbers(r: Record<string, unknown>, toolCalls: number, cost: CostCell = NO_COST): Numbers {
+function numbers(r: Row, toolCalls: number, cost: CostCell = NO_COST): Numbers {
   return {
     input: num(r.input),
     output: num(r.output),
@@ -60,11 +69,7 @@ const NO_COST: CostCell = { usd: 0, unpriced: 0 };
  * Cost per group. Prices are per (provider, model) and the formula is linear in the
  * components, so each group's cost is the sum over its (provider, model) parts.
  */
-function costByGroup(
-  rows: Record<string, unknown>[],
-  dims: readonly GroupDim[],
-  prices: PriceTable,
-): Map<string, CostCell> {
+function costByGroup(rows: Row[], dims: readonly GroupDim[], prices: PriceTable): Map<string, CostCell> {
   const out = new Map<string, CostCell>();
   for (const r of rows) {
     const key = keyOf(r, dims);
@@ -91,58 +96,119 @@ function withPriceDims(dims: readonly GroupDim[]): GroupDim[] {
   return [...new Set<GroupDim>([...dims, "provider", "model"])];
 }
 
-function keyOf(r: Record<string, unknown>, dims: readonly GroupDim[]): string {
+function keyOf(r: Row, dims: readonly GroupDim[]): string {
   return JSON.stringify(dims.map((d) => r[d] ?? ""));
 }
 
-function labels(r: Record<string, unknown>, dims: readonly GroupDim[]): Record<string, string> {
+function labels(r: Row, dims: readonly GroupDim[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const d of dims) out[d] = String(r[d] ?? "");
   return out;
 }
 
+/** Tokens of all four types. */
+export function tokensOf(n: Numbers): number {
+  return n.input + n.output + n.cacheRead + n.cacheWrite;
+}
+
+const SORT_VALUE: Record<SortKey, (n: Numbers) => number> = {
+  cost: (n) => n.cost,
+  tokens: tokensOf,
+  requests: (n) => n.events,
+};
+
+/** Add b's numbers into a. */
+function addInto(a: Numbers, b: Numbers): void {
+  for (const k of Object.keys(a) as (keyof Numbers)[]) a[k] += b[k];
+}
+
+/** All-zero numbers: the start of every sum. */
+export const zeroNumbers = (): Numbers => ({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  events: 0,
+  toolCalls: 0,
+  cost: 0,
+  unpricedEvents: 0,
+});
+
 /**
- * Build a report from the ledger. Totals are always the whole ledger. In a per-tool
- * view each call carries 1/n of its message's tokens, and a `(none)` row holds the
- * messages that made no call, so the rows still sum to the totals.
+ * Rows sorted by `sort` (largest first; equal ones keep their order) and cut to `top`; what is cut
+ * is summed. `top` without `sort` sorts by cost.
  */
-export function buildReport(ledger: Ledger, by: readonly GroupDim[], prices: PriceTable): Report {
-  const dims = [...new Set(by)];
-  const totalEvents = ledger.groupedEvents([])[0] ?? {};
-  const totalCalls = num(ledger.groupedCalls([])[0]?.toolCalls);
-  const totalCost = costByGroup(ledger.groupedEvents(["provider", "model"]), [], prices).get(keyOf({}, []));
-  const totals = numbers(totalEvents, totalCalls, totalCost);
-  let rows: ReportRow[];
+export function rankRows(
+  rows: readonly ReportRow[],
+  sort: SortKey | undefined,
+  top: number | undefined,
+): { rows: ReportRow[]; others?: Numbers & { groups: number } } {
+  const key = sort ?? (top !== undefined ? "cost" : undefined);
+  const sorted =
+    key === undefined ? [...rows] : [...rows].sort((a, b) => SORT_VALUE[key](b) - SORT_VALUE[key](a));
+  if (top === undefined || sorted.length <= top) return { rows: sorted };
+  const others = zeroNumbers();
+  for (const r of sorted.slice(top)) addInto(others, r);
+  return { rows: sorted.slice(0, top), others: { ...others, groups: sorted.length - top } };
+}
+
+function rowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: PriceTable): ReportRow[] {
   if (dims.includes("tool")) {
     const others = dims.filter((d) => d !== "tool");
-    const callCost = costByGroup(ledger.groupedCalls(withPriceDims(dims)), dims, prices);
-    rows = ledger
-      .groupedCalls(dims)
-      .map((r) => ({ ...labels(r, dims), ...numbers(r, num(r.toolCalls), callCost.get(keyOf(r, dims))) }));
-    const noCallCost = costByGroup(ledger.groupedEventsWithoutCalls(withPriceDims(others)), others, prices);
-    for (const r of ledger.groupedEventsWithoutCalls(others)) {
+    const callCost = costByGroup(query("calls", withPriceDims(dims)), dims, prices);
+    const rows: ReportRow[] = query("calls", dims).map((r) => ({
+      ...labels(r, dims),
+      ...numbers(r, num(r.toolCalls), callCost.get(keyOf(r, dims))),
+    }));
+    const noCallCost = costByGroup(query("events-without-calls", withPriceDims(others)), others, prices);
+    for (const r of query("events-without-calls", others)) {
       if (num(r.events) === 0) continue;
       rows.push({
         ...labels({ ...r, tool: NO_TOOL }, dims),
         ...numbers(r, 0, noCallCost.get(keyOf(r, others))),
       });
     }
-  } else {
-    const calls = new Map(ledger.groupedCalls(dims).map((r) => [keyOf(r, dims), num(r.toolCalls)]));
-    const cost = costByGroup(ledger.groupedEvents(withPriceDims(dims)), dims, prices);
-    rows = ledger.groupedEvents(dims).map((r) => ({
-      ...labels(r, dims),
-      ...numbers(r, calls.get(keyOf(r, dims)) ?? 0, cost.get(keyOf(r, dims))),
-    }));
-    // Calls in messages without metrics can form groups with no events at all.
-    const seen = new Set(rows.map((r) => keyOf(r, dims)));
-    for (const r of ledger.groupedCalls(dims)) {
-      if (!seen.has(keyOf(r, dims))) {
-        rows.push({ ...labels(r, dims), ...numbers({}, num(r.toolCalls)) });
-      }
-    }
+    return rows;
   }
-  return { by: dims, rows, totals };
+  const calls = new Map(query("calls", dims).map((r) => [keyOf(r, dims), num(r.toolCalls)]));
+  const cost = costByGroup(query("events", withPriceDims(dims)), dims, prices);
+  const rows: ReportRow[] = query("events", dims).map((r) => ({
+    ...labels(r, dims),
+    ...numbers(r, calls.get(keyOf(r, dims)) ?? 0, cost.get(keyOf(r, dims))),
+  }));
+  // Calls in messages without metrics can form groups with no events at all.
+  const seen = new Set(rows.map((r) => keyOf(r, dims)));
+  for (const r of query("calls", dims)) {
+    if (!seen.has(keyOf(r, dims))) rows.push({ ...labels(r, dims), ...numbers({}, num(r.toolCalls)) });
+  }
+  return rows;
+}
+
+/**
+ * Build a report from the ledger over a window of message times. Totals are the whole window.
+ * In a per-tool view each call carries 1/n of its message's tokens, and a `(none)` row holds the
+ * messages that made no call, so the rows still sum to the totals.
+ */
+export function buildReport(
+  ledger: Ledger,
+  by: readonly GroupDim[],
+  prices: PriceTable,
+  opts: ReportOptions = {},
+): Report {
+  const dims = [...new Set(by)];
+  const zone = opts.zone ?? (zoneNamed(localZoneName()) as Zone);
+  const query = groupedQuery(
+    ledger.report,
+    opts.fromMs ?? Number.MIN_SAFE_INTEGER,
+    opts.toMs ?? Number.MAX_SAFE_INTEGER,
+    zone,
+  );
+  const totalEvents = query("events", [])[0] ?? {};
+  const totalCalls = num(query("calls", [])[0]?.toolCalls);
+  const totalCost = costByGroup(query("events", ["provider", "model"]), [], prices).get(keyOf({}, []));
+  const totals = numbers(totalEvents, totalCalls, totalCost);
+  const ranked = rankRows(rowsOf(query, dims, prices), opts.sort, opts.top);
+  return { by: dims, rows: ranked.rows, totals, ...(ranked.others ? { others: ranked.others } : {}) };
 }
 
 const COLUMNS: readonly [keyof Numbers, string][] = [
@@ -155,9 +221,14 @@ const COLUMNS: readonly [keyof Numbers, string][] = [
   ["cost", "Cost (USD)"],
 ];
 
+/** Every priced event's cost is known; none of the events was priced: the cost is unknown. */
+export function costUnknown(n: Numbers): boolean {
+  return n.unpricedEvents > 0 && n.events === n.unpricedEvents;
+}
+
 /** A cost cell: `unknown` when nothing was priced, a `*` when part of the row was not. */
 function fmtCost(n: Numbers): string {
-  if (n.unpricedEvents > 0 && n.events === n.unpricedEvents) return "unknown";
+  if (costUnknown(n)) return "unknown";
   const usd = `$${n.cost.toFixed(n.cost < 1 ? 4 : 2)}`;
   return n.unpricedEvents > 0 ? `${usd}*` : usd;
 }
@@ -172,6 +243,11 @@ function fmt(n: number): string {
     : n.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 }
 
+/** The label of the `others` row in a table or CSV. */
+export function othersLabel(groups: number): string {
+  return `(${groups} more)`;
+}
+
 /** A plain-text table: group columns left-aligned, numbers right-aligned, a totals line. */
 export function renderTable(report: Report): string {
   const head = [...report.by.map((d) => d[0]?.toUpperCase() + d.slice(1)), ...COLUMNS.map(([, t]) => t)];
@@ -179,6 +255,13 @@ export function renderTable(report: Report): string {
     ...report.by.map((d) => String(r[d] ?? "")),
     ...COLUMNS.map(([k]) => cell(r, k)),
   ]);
+  const o = report.others;
+  if (o !== undefined && report.by.length > 0) {
+    body.push([
+      ...report.by.map((_, i) => (i === 0 ? othersLabel(o.groups) : "")),
+      ...COLUMNS.map(([k]) => cell(o, k)),
+    ]);
+  }
   const total = [
     ...report.by.map((_, i) => (i === 0 ? "Total" : "")),
     ...COLUMNS.map(([k]) => cell(report.totals, k)),

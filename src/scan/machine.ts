@@ -246,7 +246,17 @@ export class ScanMachine {
             st = S_NUM;
           } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
             const isNull = c === 0x6e;
-            if (!inSkip) this.pending = t === null ? NOTHING : isNull ? WRONG.null : WRONG.boolean;
+            if (!inSkip) {
+              // A boolean literal is the one scalar decoded without copying bytes: its first byte says which.
+              this.pending =
+                t === null
+                  ? NOTHING
+                  : isNull
+                    ? WRONG.null
+                    : t.kind === "boolean"
+                      ? c === 0x74
+                      : WRONG.boolean;
+            }
             this.lit = c === 0x74 ? "true" : c === 0x66 ? "false" : "null";
             this.litIdx = 1;
             i++;

@@ -2,7 +2,7 @@
  * Allow-list scanning of JSON files and buffers. See machine.ts for the engine and its
  * validation policy; this file owns the file handle, the chunked reads and the stats.
  */
-import { type BigIntStats, constants } from "node:fs";
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { SkipArena, wasmUnavailableReason } from "./arena.ts";
 import { ScanError } from "./errors.ts";
@@ -75,7 +75,8 @@ function arenaFor(skipper: Skipper, slotBytes: number, slots: number): SkipArena
   return arena;
 }
 
-function toFileStat(s: BigIntStats): FileStat {
+/** A bigint stat as the scan's fingerprint (size, ns mtime, inode, device). */
+export function toFileStat(s: BigIntStats): FileStat {
   return { size: Number(s.size), mtimeNs: s.mtimeNs, ino: Number(s.ino), dev: Number(s.dev) };
 }
 
@@ -94,6 +95,14 @@ async function statOf(fh: FileHandle, path: string, offset: number): Promise<Big
 }
 
 /**
+ * Files up to this size are read with synchronous calls, whole: five thread-pool round trips
+ * (open, fstat, read, fstat, close) cost more than reading a small document, and a history is
+ * mostly small documents (measured: 12,900 of them, 1.1 s of async overhead). The event loop is
+ * held for at most one such read (~50 us from the page cache).
+ */
+export const SYNC_READ_MAX_BYTES = 256 * 1024;
+
+/**
  * Scans a file read-only, in chunks, decoding only what `schema` allow-lists.
  * Returns the stats from before and after the read; deciding whether a rewrite raced
  * the read is the caller's job.
@@ -106,6 +115,11 @@ export async function scanFile<S extends Schema>(
   const chunkBytes = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
     throw new RangeError(`scanFile(): chunkBytes must be a positive integer, got ${chunkBytes}`);
+  }
+  // A chunk size below the file's asks for chunked reads (tests of chunk boundaries): async path.
+  if (chunkBytes >= SYNC_READ_MAX_BYTES) {
+    const small = scanSmallFileSync(path, schema, opts.skipper ?? "auto");
+    if (small !== undefined) return small;
   }
   let fh: FileHandle;
   try {
@@ -170,6 +184,90 @@ export async function scanFile<S extends Schema>(
     throw ioError(path, result.bytesRead, err);
   }
   return result;
+}
+
+/**
+ * The small-file path of scanFile: the same checks and stats, synchronously, the file read
+ * whole into one buffer. Undefined when the file is larger than SYNC_READ_MAX_BYTES (then
+ * the chunked async path reads it).
+ */
+function scanSmallFileSync<S extends Schema>(
+  path: string,
+  schema: S,
+  skipper: Skipper,
+): ScanFileResult<Scanned<S>> | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw ioError(path, 0, err);
+  }
+  let result: ScanFileResult<Scanned<S>> | undefined;
+  try {
+    result = readSmallFd(fd, path, schema, skipper);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch (closeErr) {
+      // The primary error stands; the close error travels with it, as in closeQuietlyAfter.
+      if (err instanceof Error && err.cause === undefined) {
+        Object.defineProperty(err, "cause", { value: closeErr, enumerable: false, configurable: true });
+      }
+    }
+    throw err;
+  }
+  try {
+    closeSync(fd);
+  } catch (err) {
+    throw ioError(path, result?.bytesRead ?? 0, err);
+  }
+  return result;
+}
+
+function readSmallFd<S extends Schema>(
+  fd: number,
+  path: string,
+  schema: S,
+  skipper: Skipper,
+): ScanFileResult<Scanned<S>> | undefined {
+  const stat = (offset: number): BigIntStats => {
+    try {
+      return fstatSync(fd, { bigint: true });
+    } catch (err) {
+      throw ioError(path, offset, err);
+    }
+  };
+  const before = stat(0);
+  if (!before.isFile()) throw new ScanError("not-a-file", 0, path, "not a regular file");
+  if (before.size === 0n) throw new ScanError("empty", 0, path, "file is empty");
+  if (before.size > BigInt(SYNC_READ_MAX_BYTES)) return undefined;
+  // +1: a file that grew since the fstat is read up to that much more, then seen as changed.
+  const buf = Buffer.allocUnsafe(Number(before.size) + 1);
+  let pos = 0;
+  while (pos < buf.length) {
+    let got: number;
+    try {
+      got = readSync(fd, buf, pos, buf.length - pos, pos);
+    } catch (err) {
+      throw ioError(path, pos, err);
+    }
+    if (got === 0) break;
+    pos += got;
+  }
+  const plan = chunkPlan(Number(before.size), buf.length, skipper);
+  const arena = arenaFor(plan.skipper, buf.length, 1);
+  const machine = new ScanMachine(schema, path, arena?.skip ?? null);
+  if (pos > 0) {
+    if (arena === null) machine.feed(buf.subarray(0, pos));
+    else {
+      const slot = arena.slot(0);
+      slot.set(buf.subarray(0, pos));
+      machine.feed(slot.subarray(0, pos), arena.addr(0));
+    }
+  }
+  const value = machine.end() as Scanned<S>;
+  const after = stat(pos);
+  return { value, bytesRead: pos, statBefore: toFileStat(before), statAfter: toFileStat(after) };
 }
 
 function noop(): void {}

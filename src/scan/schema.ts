@@ -3,7 +3,7 @@
  * are ever decoded into JS values; everything else in a document is skipped as bytes.
  */
 
-export type Schema = StringSchema | NumberSchema | ObjectSchema | ArraySchema;
+export type Schema = StringSchema | NumberSchema | BooleanSchema | ObjectSchema | ArraySchema;
 
 export interface StringSchema {
   readonly kind: "string";
@@ -13,6 +13,11 @@ export interface StringSchema {
 
 export interface NumberSchema {
   readonly kind: "number";
+}
+
+/** A `true` / `false` literal (flags such as a tool result's `is_error`). */
+export interface BooleanSchema {
+  readonly kind: "boolean";
 }
 
 /** `F` is generic so that `Scanned` can see the field names of a schema built with `obj()`. */
@@ -37,6 +42,8 @@ export function str(maxBytes: number = DEFAULT_STRING_MAX_BYTES): StringSchema {
 
 export const num: NumberSchema = Object.freeze({ kind: "number" });
 
+export const bool: BooleanSchema = Object.freeze({ kind: "boolean" });
+
 export function obj<F extends Record<string, Schema>>(fields: F): ObjectSchema<Readonly<F>> {
   return Object.freeze({ kind: "object", fields: Object.freeze({ ...fields }) });
 }
@@ -56,11 +63,13 @@ export type Scanned<S extends Schema> = S extends StringSchema
   ? string | WrongType
   : S extends NumberSchema
     ? number | WrongType
-    : S extends ObjectSchema<infer F>
-      ? { -readonly [K in keyof F]?: F[K] extends Schema ? Scanned<F[K]> : never } | WrongType
-      : S extends ArraySchema<infer I>
-        ? Scanned<I>[] | WrongType
-        : never;
+    : S extends BooleanSchema
+      ? boolean | WrongType
+      : S extends ObjectSchema<infer F>
+        ? { -readonly [K in keyof F]?: F[K] extends Schema ? Scanned<F[K]> : never } | WrongType
+        : S extends ArraySchema<infer I>
+          ? Scanned<I>[] | WrongType
+          : never;
 
 /**
  * A non-enumerable brand, so a decoded object that happens to have an allow-listed

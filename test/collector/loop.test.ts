@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import type { ClinePaths } from "../../src/adapter/cline/paths.ts";
+import { clineWatchPlan } from "../../src/adapter/cline/watch-plan.ts";
 import type { Adapter, Observation, Source } from "../../src/adapter/types.ts";
 import { CollectorLoop, describePass, nextDelay, trackSourceFailures } from "../../src/collector/loop.ts";
 import type { PassResult } from "../../src/collector/pass.ts";
@@ -149,8 +150,6 @@ function fakeAdapter(paths: string[]) {
   };
   const adapter: Adapter = {
     id: "cline",
-    displayName: "fake",
-    capabilities: () => ({ cost: "computed", activity: "exact-join" }),
     async discover() {
       state.discovers++;
       state.active++;
@@ -163,11 +162,6 @@ function fakeAdapter(paths: string[]) {
         state.active--;
       }
     },
-    collect: async (s) => ({
-      status: "unchanged",
-      source: s,
-      checkpoint: { path: s.path, size: 0, mtimeNs: "0", ino: 0, dev: 0 },
-    }),
     async collectIncremental(s): Promise<Observation> {
       state.collected++;
       if (state.sourceDelayMs > 0) await sleep(state.sourceDelayMs);
@@ -273,34 +267,36 @@ describe("CollectorLoop", () => {
   });
 });
 
-describe("CollectorLoop with the real Cline adapter: filesystem watching", () => {
-  function clineDirs() {
-    const root = tmp();
-    const sessions = join(root, "data", "sessions");
-    const db = join(root, "data", "db");
-    mkdirSync(sessions, { recursive: true });
-    mkdirSync(db, { recursive: true });
-    const paths: ClinePaths = {
-      root: { path: root, origin: "flag", via: "test" },
-      data: { path: join(root, "data"), origin: "flag", via: "test" },
-      sessions: { path: sessions, origin: "flag", via: "test" },
-      db: { path: db, origin: "flag", via: "test" },
-    };
-    return { sessions, db, paths };
-  }
-  const msgs = (n: number, from = 0) =>
-    Array.from({ length: n }, (_, i) => ({
-      id: `msg_${from + i}`,
-      model: "m",
-      provider: "p",
-      metrics: metricsFor(from + i),
-    }));
+/** A Cline home with empty sessions and db dirs, named by flags. */
+function clineDirs() {
+  const root = tmp();
+  const sessions = join(root, "data", "sessions");
+  const db = join(root, "data", "db");
+  mkdirSync(sessions, { recursive: true });
+  mkdirSync(db, { recursive: true });
+  const paths: ClinePaths = {
+    root: { path: root, origin: "flag", via: "test" },
+    data: { path: join(root, "data"), origin: "flag", via: "test" },
+    sessions: { path: sessions, origin: "flag", via: "test" },
+    db: { path: db, origin: "flag", via: "test" },
+  };
+  return { sessions, db, paths };
+}
+/** `n` priced messages, ids from `msg_<from>`. */
+const msgs = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `msg_${from + i}`,
+    model: "m",
+    provider: "p",
+    metrics: metricsFor(from + i),
+  }));
 
+describe("CollectorLoop with the real Cline adapter: filesystem watching", () => {
   it("a new and a rewritten document reach the ledger within a second (polling set to 60 s)", async () => {
     const { sessions, db, paths } = clineDirs();
     const ledger = openLedger();
     const loop = loopOf(createClineAdapter(paths), ledger, [], {
-      watch: { sessionsDir: sessions, dbDir: db },
+      watch: watchPlan(sessions, db),
     });
     loop.start();
     await until("first pass", () => loop.passCount >= 1);
@@ -330,7 +326,7 @@ describe("CollectorLoop with the real Cline adapter: filesystem watching", () =>
     mkdirSync(join(root, "home"));
     const ledger = openLedger();
     const loop = loopOf(createClineAdapter(paths), ledger, [], {
-      watch: { sessionsDir: sessions, dbDir: db },
+      watch: watchPlan(sessions, db),
     });
     loop.start();
     await until("first pass", () => loop.passCount >= 1);
@@ -354,3 +350,98 @@ describe("CollectorLoop with the real Cline adapter: filesystem watching", () =>
     await until("the poll", () => ledger.counts().events === 2, 3000);
   });
 });
+
+describe("CollectorLoop: watching drives the work", () => {
+  /** The real adapter, counting discoveries and the sources it was asked to look at (stat). */
+  function counting(inner: Adapter) {
+    const n = { discovers: 0, looked: [] as string[] };
+    const adapter: Adapter = {
+      ...inner,
+      discover: () => {
+        n.discovers++;
+        return inner.discover();
+      },
+      collectIncremental: (s, cp) => {
+        n.looked.push(s.path);
+        return inner.collectIncremental(s, cp);
+      },
+    };
+    return { adapter, n };
+  }
+  const ids = Array.from({ length: 12 }, (_, i) => `17960000000${String(i).padStart(2, "0")}_s${i}`);
+
+  async function settled(loop: CollectorLoop): Promise<void> {
+    // The first pass, then the one that looks again at the directories it started watching.
+    await until("first passes", () => loop.passCount >= 2);
+    await loop.idle();
+    await sleep(150);
+    await loop.idle();
+  }
+
+  it("a rewrite is read without discovery and without a stat of any other source", async () => {
+    const { sessions, db, paths } = clineDirs();
+    for (const [i, id] of ids.entries())
+      writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(1, i * 10) });
+    const ledger = openLedger();
+    const { adapter, n } = counting(createClineAdapter(paths));
+    const loop = loopOf(adapter, ledger, [], {
+      watch: watchPlan(sessions, db),
+      pollIntervalMs: 60_000,
+    });
+    loop.start();
+    await settled(loop);
+    expect(ledger.counts().events).toBe(ids.length);
+    n.discovers = 0;
+    n.looked.length = 0;
+    // An old session (not among the newest) resumed: its folder is watched like every other.
+    const old = ids[0] as string;
+    writeSession(sessions, { sessionId: old, cwd: "/w", messages: msgs(3) });
+    await until("the rewrite in the ledger", () => ledger.counts().events === ids.length + 2, 2000);
+    await loop.idle();
+    expect(n.discovers).toBe(0);
+    expect(new Set(n.looked)).toEqual(new Set([join(sessions, old, `${old}.messages.json`)]));
+  });
+
+  it("idle while every directory is watched: no pass until the sweep, however short the poll", async () => {
+    const { sessions, db, paths } = clineDirs();
+    for (const id of ids.slice(0, 3)) writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(1) });
+    const { adapter, n } = counting(createClineAdapter(paths));
+    const loop = loopOf(adapter, openLedger(), [], {
+      watch: watchPlan(sessions, db),
+      pollIntervalMs: 20,
+      sweepIntervalMs: 1500,
+    });
+    loop.start();
+    await settled(loop);
+    const passes = loop.passCount;
+    const discovers = n.discovers;
+    await sleep(600);
+    expect(loop.passCount).toBe(passes);
+    // The safety-net sweep: a full pass with discovery.
+    await until("the sweep", () => loop.passCount > passes, 3000);
+    await loop.idle();
+    expect(n.discovers).toBe(discovers + 1);
+  });
+
+  it("an incomplete watch (directory budget exceeded) falls back to polling", async () => {
+    const { sessions, db, paths } = clineDirs();
+    for (const id of ids.slice(0, 4)) writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(1) });
+    const logs: string[] = [];
+    const loop = loopOf(createClineAdapter(paths), openLedger(), logs, {
+      watch: { ...watchPlan(sessions, db), maxDirs: 1 },
+      pollIntervalMs: 40,
+      sweepIntervalMs: 60_000,
+    });
+    loop.start();
+    await settled(loop);
+    const passes = loop.passCount;
+    await until("polling passes", () => loop.passCount >= passes + 3, 2000);
+    expect(logs.some((l) => l.includes("cannot watch every directory"))).toBe(true);
+  });
+});
+
+/** The Cline adapter's watch plan for a sessions and a db dir (no capture dirs). */
+function watchPlan(sessions: string, db: string) {
+  const at = (path: string) => ({ path, origin: "flag" as const, via: "test" });
+  return clineWatchPlan({ root: at(sessions), data: at(sessions), sessions: at(sessions), db: at(db) }, []);
+}

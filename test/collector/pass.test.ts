@@ -16,6 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { createClineSurfaces } from "../../src/adapter/cline/captures/collect.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import type { Adapter, Observation, Source } from "../../src/adapter/types.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { writeCapture } from "../adapter/cline/captures/helpers.ts";
@@ -71,11 +72,9 @@ describe("runPass", () => {
     writeCapture(caps, "cap_a", 1);
     writeCapture(caps, "cap_a", 1, { stage: "wire_request" });
     const surfaces = () =>
-      createClineSurfaces(
-        resolveClinePaths({}, {}, tree.home),
-        [{ path: caps, origin: "flag", via: "--capture-dir" }],
-        ledger,
-      );
+      createClineSurfaces(resolveClinePaths({}, {}, tree.home), [
+        { path: caps, origin: "flag", via: "--capture-dir" },
+      ]);
     rewrite("s2", [
       { id: "m1", metrics: M(30, 3) },
       { id: "m2", metrics: M(1, 1) },
@@ -98,7 +97,7 @@ describe("runPass", () => {
     ledger = Ledger.open(join(dir, "state"));
     const r = await runPass(adapter(), ledger);
     expect(r).toMatchObject({ read: 1, unchanged: 1, eventsAdded: 1 });
-    expect(ledger.groupedEvents([])[0]).toMatchObject({ input: 100, events: 4 });
+    expect(ledger.report.groupedEvents([])[0]).toMatchObject({ input: 100, events: 4 });
   });
 
   it("an unchanged size and mtime means the file is not opened", async () => {
@@ -145,7 +144,7 @@ describe("runPass", () => {
     const r = await runPass(adapter(), ledger);
     expect(r.eventsAdded).toBe(3);
     // project still known from the sidecar
-    expect(ledger.groupedEvents(["project"]).map((x) => x.project)).toEqual(["/p1", "/p2"]);
+    expect(ledger.report.groupedEvents(["project"]).map((x) => x.project)).toEqual(["/p1", "/p2"]);
   });
 
   it("an index row pointing at a deleted file is reported; the walk still finds the rest", async () => {
@@ -196,7 +195,7 @@ describe("runPass", () => {
   it("never reads the sidecar's or the index's running totals", async () => {
     // The fixture's sidecar and index carry usage.inputTokens of 999999 and 123456789.
     await runPass(adapter(), ledger);
-    const total = ledger.groupedEvents([])[0];
+    const total = ledger.report.groupedEvents([])[0];
     expect(total).toMatchObject({ input: 60, output: 6, events: 3 });
     expect(readFileSync(ledger.path).includes(Buffer.from("999999"))).toBe(false);
   });
@@ -214,13 +213,13 @@ describe("index caching", () => {
         reads++;
         return readSessionIndex(dir);
       });
-      expect(read(t.dbDir).rows).toHaveLength(1);
-      expect(read(t.dbDir).rows).toHaveLength(1);
+      expect((await read(t.dbDir)).rows).toHaveLength(1);
+      expect((await read(t.dbDir)).rows).toHaveLength(1);
       expect(reads).toBe(1);
       const db = new Database(join(t.dbDir, "sessions.db"));
       db.prepare("UPDATE sessions SET cwd = '/a2'").run();
       db.close();
-      expect(read(t.dbDir).rows[0]?.cwd).toBe("/a2");
+      expect((await read(t.dbDir)).rows[0]?.cwd).toBe("/a2");
       expect(reads).toBe(2);
     } finally {
       rmSync(d, { recursive: true, force: true });
@@ -242,7 +241,7 @@ describe("index paths from another machine", () => {
       const r = await runPass(createClineAdapter(resolveClinePaths({}, {}, t.home)), l);
       expect(r.problems).toEqual([]);
       expect(r.eventsAdded).toBe(1);
-      expect(l.groupedEvents(["project"])[0]?.project).toBe("/proj");
+      expect(l.report.groupedEvents(["project"])[0]?.project).toBe("/proj");
       l.close();
     } finally {
       rmSync(d, { recursive: true, force: true });
@@ -267,5 +266,55 @@ describe("sidecar caching", () => {
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the pass prunes what a complete listing no longer has", () => {
+  const cp = (path: string) => ({ path, size: 1, mtimeNs: "1", ino: 1, dev: 1 });
+  /** A generic adapter with two surfaces: "a" lists completely (but not under /a/locked), "b" does not. */
+  function twoSurfaces(listed: { a: string[]; b: string[] }): Adapter {
+    return {
+      id: "fake",
+      async discover() {
+        const src = (adapterId: string, path: string): Source => ({
+          adapterId,
+          path,
+          origin: "walk",
+          hint: {},
+        });
+        return {
+          sources: [...listed.a.map((p) => src("a", p)), ...listed.b.map((p) => src("b", p))],
+          problems: [],
+          listings: [{ adapterId: "a", unlisted: ["/a/locked"] }],
+        };
+      },
+      async collectIncremental(source, checkpoint): Promise<Observation> {
+        if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
+        return {
+          status: "read",
+          source,
+          checkpoint: cp(source.path),
+          events: [],
+          toolCalls: [],
+          problems: [],
+        };
+      },
+    };
+  }
+
+  it("drops the checkpoints of gone files of the listed surface only, never under an unlisted dir", async () => {
+    const all = { a: ["/a/1", "/a/2", "/a/locked/3"], b: ["/b/1", "/b/2"] };
+    expect((await runPass(twoSurfaces(all), ledger)).read).toBe(5);
+    // Everything vanished from the listings.
+    const r = await runPass(twoSurfaces({ a: [], b: [] }), ledger);
+    expect(r.checkpointsPruned).toBe(2);
+    expect(["/a/1", "/a/2"].map((p) => ledger.getCheckpoint(p))).toEqual([undefined, undefined]);
+    // Under the dir that could not be listed, and the other surface's: kept.
+    expect(ledger.getCheckpoint("/a/locked/3")).toBeDefined();
+    expect(ledger.getCheckpoint("/b/1")).toBeDefined();
+    // A file that comes back is read again (its checkpoint is gone), nothing else.
+    const back = await runPass(twoSurfaces({ a: ["/a/1"], b: [] }), ledger);
+    expect(back).toMatchObject({ read: 1 });
+    expect(back.checkpointsPruned).toBeUndefined();
   });
 });

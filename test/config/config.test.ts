@@ -1,19 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseKeyValueList, resolveConfig } from "../../src/config/config.ts";
+import { parseKeyValueList, resolveConfig } from "../../src/config/config.ts";
+import { configErrorOf } from "../helpers/config-error.ts";
 
 const HOME = "/home/u";
 const cfg = (env: Record<string, string> = {}, flags: Record<string, unknown> = {}) =>
   resolveConfig(flags, env, HOME, "/cwd");
-
-function errorOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return (e as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("resolveConfig", () => {
   it("has sensible defaults and is deeply frozen", () => {
@@ -73,7 +64,7 @@ describe("resolveConfig", () => {
   });
 
   it("a malformed header list names the variable but never echoes a value", () => {
-    const msg = errorOf(() => cfg({ OTEL_EXPORTER_OTLP_HEADERS: "secretkey123" }));
+    const msg = configErrorOf(() => cfg({ OTEL_EXPORTER_OTLP_HEADERS: "secretkey123" }));
     expect(msg).toContain("OTEL_EXPORTER_OTLP_HEADERS");
     expect(msg).not.toContain("secretkey123");
   });
@@ -84,8 +75,8 @@ describe("resolveConfig", () => {
       /OTEL_METRICS_EXPORTER is "zipkin"; accepted values: otlp, prometheus, console, none/,
     ],
     [
-      { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
-      /OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported; use http\/protobuf/,
+      { OTEL_EXPORTER_OTLP_PROTOCOL: "http" },
+      /OTEL_EXPORTER_OTLP_PROTOCOL is "http"; accepted values: grpc, http\/protobuf, http\/json/,
     ],
     [{ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "thrift" }, /OTEL_EXPORTER_OTLP_METRICS_PROTOCOL is "thrift"/],
     [
@@ -105,11 +96,11 @@ describe("resolveConfig", () => {
     [{ CLINE_OTEL_INCLUDE_SESSION_ID: "maybe" }, /CLINE_OTEL_INCLUDE_SESSION_ID/],
     [{ CLINE_OTEL_POLL_INTERVAL: "0" }, /CLINE_OTEL_POLL_INTERVAL is "0"; give a positive number of seconds/],
   ])("%j is refused with a message naming it", (env, re) => {
-    expect(errorOf(() => cfg(env))).toMatch(re);
+    expect(configErrorOf(() => cfg(env))).toMatch(re);
   });
 
   it("flags name themselves in errors and beat the environment", () => {
-    expect(errorOf(() => cfg({}, { project: "x" }))).toMatch(/^--project is "x"/);
+    expect(configErrorOf(() => cfg({}, { project: "x" }))).toMatch(/^--project is "x"/);
     expect(cfg({ CLINE_OTEL_PROJECT: "hash" }, { project: "none" }).export.project).toBe("none");
     expect(cfg({ CLINE_OTEL_POLL_INTERVAL: "9" }, { pollInterval: "0.5" }).pollIntervalMs).toBe(500);
     expect(cfg({ CLINE_OTEL_INCLUDE_SESSION_ID: "true" }, { sessionId: false }).export.includeSessionId).toBe(
@@ -134,13 +125,13 @@ describe("resolveConfig", () => {
   });
 
   it("refuses a state dir inside Cline's tree", () => {
-    expect(errorOf(() => cfg({ CLINE_OTEL_STATE_DIR: "/home/u/.cline/data/otel" }))).toMatch(
+    expect(configErrorOf(() => cfg({ CLINE_OTEL_STATE_DIR: "/home/u/.cline/data/otel" }))).toMatch(
       /inside Cline's/,
     );
   });
 
   it("empty flag values are refused", () => {
-    expect(errorOf(() => cfg({}, { clineDir: " " }))).toMatch(/--cline-dir is empty/);
+    expect(configErrorOf(() => cfg({}, { clineDir: " " }))).toMatch(/--cline-dir is empty/);
   });
 });
 

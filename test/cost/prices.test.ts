@@ -19,7 +19,7 @@ import {
 const table = catalogPriceTable();
 const SONNET_45: Price = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 
-/** Cline's cost function on RAW stored metrics, transcribed from SCHEMA.md 11. */
+/** Cline's cost function on RAW stored metrics, transcribed from docs/cline-format.md §11. */
 function clineCost(
   m: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number },
   p: Price,
@@ -42,13 +42,13 @@ const table1 = (rows: Record<string, Record<string, Price>>, preferred: readonly
   });
 
 describe("computeCost", () => {
-  it("reproduces the SCHEMA.md Anthropic example (221 uncached, 7002 read, 729 written, 323 out)", () => {
+  it("reproduces the Anthropic example of docs/cline-format.md §4.5 (221 uncached, 7002 read, 729 written, 323 out)", () => {
     // Cline stored inputTokens 7952 = 221 + 7002 + 729; the subset branch leaves input 221.
     const usd = computeCost({ input: 221, output: 323, cacheRead: 7002, cacheWrite: 729 }, SONNET_45);
     expect(Math.abs(usd - 0.01034235) / 0.01034235).toBeLessThan(1e-12);
   });
 
-  it("reproduces the SCHEMA.md message example (inputTokens 840, cache write 719, output 313)", () => {
+  it("reproduces the stored-message example of docs/cline-format.md §4.5 (inputTokens 840, cache write 719, output 313)", () => {
     const usd = computeCost({ input: 840 - 719, output: 313, cacheRead: 0, cacheWrite: 719 }, SONNET_45);
     expect(Math.abs(usd - 0.00775425) / 0.00775425).toBeLessThan(1e-12);
   });
@@ -109,7 +109,7 @@ describe("catalog table", () => {
     expect(n).toBeGreaterThan(1000);
   });
 
-  it("prices anthropic claude-sonnet-4-5-20250929 at $3 / $15 / $0.30 / $3.75 (SCHEMA.md 4.5)", () => {
+  it("prices anthropic claude-sonnet-4-5-20250929 at $3 / $15 / $0.30 / $3.75 (docs/cline-format.md §4.5)", () => {
     expect(resolvePrice(table, "anthropic", "claude-sonnet-4-5-20250929")).toEqual({
       price: SONNET_45,
       via: "exact",

@@ -80,7 +80,7 @@ function checkComponents(config: Config): void {
 function checkPipelines(config: Config): void {
   const defined = (kind: Kind) => new Set(Object.keys(config[kind] ?? {}));
   for (const [name, p] of Object.entries(config.service.pipelines)) {
-    expect(name.split("/")[0], name).toBe("metrics");
+    expect(["metrics", "logs", "traces"], name).toContain(name.split("/")[0]);
     for (const r of p.receivers) expect(defined("receivers"), `${name}: ${r}`).toContain(r);
     for (const x of p.processors ?? []) expect(defined("processors"), `${name}: ${x}`).toContain(x);
     for (const e of p.exporters) expect(defined("exporters"), `${name}: ${e}`).toContain(e);
@@ -138,22 +138,48 @@ describe("collector configuration (otel/opentelemetry-collector-contrib:0.159.0)
     expect(main?.processors).toContain("transform/prometheus_names");
     expect(transform.metric_statements[0]?.context).toBe("metric");
     expect(transform.metric_statements[0]?.statements).toEqual([
-      'set(metric.unit, "") where IsMatch(metric.name, "^cline[.]")',
+      'set(metric.unit, "") where IsMatch(metric.name, "^(cline|gen_ai)[.]")',
     ]);
     // The regex really selects the contract's names and nothing else.
-    const re = /^cline[.]/;
-    for (const n of ["cline.token.usage", "cline.cost.usage", "cline.request.payload.size"])
+    const re = /^(cline|gen_ai)[.]/;
+    for (const n of [
+      "cline.token.usage",
+      "cline.cost.usage",
+      "cline.request.payload.size",
+      "gen_ai.client.operation.duration",
+    ])
       expect(re.test(n)).toBe(true);
     for (const n of ["otelcol_exporter_sent", "clinex.cost"]) expect(re.test(n)).toBe(false);
     const honeycomb = withHoneycomb.service.pipelines["metrics/honeycomb"];
     expect(honeycomb?.processors ?? []).not.toContain("transform/prometheus_names");
   });
 
-  it("adds a Honeycomb pipeline only through the overlay, configured from the environment", () => {
-    expect(Object.keys(base.service.pipelines)).toEqual(["metrics"]);
-    expect(Object.keys(withHoneycomb.service.pipelines).sort()).toEqual(["metrics", "metrics/honeycomb"]);
-    // The overlay must not replace the base pipeline (lists are replaced on merge, maps are not).
-    expect(withHoneycomb.service.pipelines.metrics).toEqual(base.service.pipelines.metrics);
+  it("sends events to Loki and traces to Tempo, inside the compose network", () => {
+    expect(base.service.pipelines.logs?.exporters).toEqual(["otlp_http/loki"]);
+    expect(base.service.pipelines.traces?.exporters).toEqual(["otlp_grpc/tempo"]);
+    expect((base.exporters?.["otlp_http/loki"] as { endpoint: string }).endpoint).toBe(
+      "http://loki:3100/otlp",
+    );
+    expect((base.exporters?.["otlp_grpc/tempo"] as { endpoint: string }).endpoint).toBe("tempo:4317");
+  });
+
+  it("adds the Honeycomb pipelines (all three signals) only through the overlay, configured from the environment", () => {
+    expect(Object.keys(base.service.pipelines)).toEqual(["metrics", "logs", "traces"]);
+    expect(Object.keys(withHoneycomb.service.pipelines).sort()).toEqual([
+      "logs",
+      "logs/honeycomb",
+      "metrics",
+      "metrics/honeycomb",
+      "traces",
+      "traces/honeycomb",
+    ]);
+    // The overlay must not replace the base pipelines (lists are replaced on merge, maps are not).
+    for (const name of ["metrics", "logs", "traces"])
+      expect(withHoneycomb.service.pipelines[name]).toEqual(base.service.pipelines[name]);
+    const events = withHoneycomb.exporters?.["otlp_http/honeycomb_events"] as {
+      headers: Record<string, string>;
+    };
+    expect(events.headers["x-honeycomb-team"]).toBe(`\${env:HONEYCOMB_API_KEY}`);
     const hc = withHoneycomb.exporters?.["otlp_http/honeycomb"] as {
       endpoint: string;
       headers: Record<string, string>;

@@ -140,6 +140,22 @@ describe("docker-compose.yml", () => {
     expect(s?.environment?.CLINE_OTEL_STATE_DIR).toBe("/var/lib/cline-otel/state");
   });
 
+  it("loads the alert rules and the budget into Prometheus; CLINE_OTEL_BUDGET_RULES swaps the budget", () => {
+    const mounts = (env: Record<string, string | undefined>) =>
+      (config([], env).services.prometheus?.volumes ?? []).map((v) => (typeof v === "string" ? v : ""));
+    const dflt = mounts({ CLINE_OTEL_BUDGET_RULES: undefined });
+    expect(dflt).toContain(
+      `${join(REPO, "otel-collector/prometheus-rules.yml")}:/etc/prometheus/prometheus-rules.yml:ro`,
+    );
+    expect(dflt).toContain(
+      `${join(REPO, "otel-collector/prometheus-budget.yml")}:/etc/prometheus/prometheus-budget.yml:ro`,
+    );
+    const mine = join(scratch, "my-budget.yml");
+    expect(mounts({ CLINE_OTEL_BUDGET_RULES: mine })).toContain(
+      `${mine}:/etc/prometheus/prometheus-budget.yml:ro`,
+    );
+  });
+
   it("health-checks the services whose images have a shell", () => {
     expect(source.services.prometheus?.healthcheck?.test.join(" ")).toContain("/-/ready");
     expect(source.services.grafana?.healthcheck?.test.join(" ")).toContain("/api/health");
@@ -214,6 +230,34 @@ describe("the fixtures service's start script", () => {
     expect(readdirSync(join(target, "data/provider-request-captures"))).toEqual([
       "cap_x.ai_sdk_prompt.1.provider-request.json",
     ]);
+  });
+
+  it("skips a scenario's before/ copy (an older state of the same sessions, fixtures/harness/README.md)", () => {
+    const fixtures = join(scratch, "fixtures-before");
+    const target = join(scratch, "merged-before");
+    const id = "1796116104318_5s9dz";
+    for (const [tree, text] of [
+      ["home/.cline/data/sessions", "final"],
+      ["before/home/.cline/data/sessions", "before"],
+    ] as const) {
+      mkdirSync(join(fixtures, "compaction-agentic", tree, id), { recursive: true });
+      writeFileSync(join(fixtures, "compaction-agentic", tree, id, `${id}.messages.json`), `${text}\n`);
+    }
+    mkdirSync(join(fixtures, "compaction-agentic", "before", "captures"), { recursive: true });
+    writeFileSync(
+      join(
+        fixtures,
+        "compaction-agentic",
+        "before",
+        "captures",
+        "cap_b.ai_sdk_prompt.1.provider-request.json",
+      ),
+      "{}\n",
+    );
+    const r = runFixturesScript(fixtures, target);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(join(target, "data/sessions", id, `${id}.messages.json`), "utf8")).toBe("final\n");
+    expect(readdirSync(join(target, "data/provider-request-captures"))).toEqual([]);
   });
 
   it("fails loudly when the checkout has no fixtures", () => {

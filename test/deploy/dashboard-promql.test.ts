@@ -5,6 +5,9 @@
  * change is tested even where cline-otel cannot run. dashboard-live.test.ts does the same over the
  * real product.
  */
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
@@ -15,6 +18,7 @@ import {
   describe as describePanel,
   labelValuesVariables,
   loadDashboard,
+  REPO,
   substitute,
 } from "./support/dashboard.ts";
 import { freePort, waitFor } from "./support/processes.ts";
@@ -29,6 +33,7 @@ interface Usage {
   readonly requests: number;
   readonly cost: number;
   readonly tools: readonly { readonly name: string; readonly known: boolean; readonly share: number }[];
+  readonly compactions?: readonly { readonly strategy: "agentic" | "basic"; readonly reason: string }[];
 }
 
 const lead = (session: string, project: string, model: string, provider: string): Attrs => ({
@@ -55,6 +60,7 @@ const PHASE1: readonly Usage[] = [
       { name: "run_commands", known: true, share: 0.5 },
       { name: "read_files", known: true, share: 0.5 },
     ],
+    compactions: [{ strategy: "agentic", reason: "context_window" }],
   },
   {
     attrs: S1_SUB,
@@ -87,6 +93,7 @@ const PHASE2: readonly Usage[] = [
     requests: 2,
     cost: 0.0042,
     tools: [{ name: "apply_patch", known: true, share: 1 }],
+    compactions: [{ strategy: "basic", reason: "context_window" }],
   },
 ];
 
@@ -130,11 +137,36 @@ beforeAll(async () => {
   const toolCost = meter.createCounter("cline.tool.cost.usage", { unit: "USD" });
   const payload = meter.createHistogram(Object.keys(HISTOGRAMS)[0] as string, { unit: "By" });
   const estimated = meter.createHistogram("cline.request.estimated_tokens", { unit: "{token}" });
+  const compactions = meter.createCounter("cline.compactions", { unit: "{compaction}" });
+  // The GenAI histograms (issue 13), with the same attribute keys as src/export/genai/metrics.ts.
+  const genaiTokens = meter.createHistogram("gen_ai.client.token.usage", { unit: "{token}" });
+  const opDuration = meter.createHistogram("gen_ai.client.operation.duration", { unit: "s" });
+  const toolDuration = meter.createHistogram("cline.tool.duration", { unit: "s" });
   record = (usages) => {
     for (const u of usages) {
       for (const type of TOKEN_TYPES) tokens.add(u.tokens[type], { ...u.attrs, type });
       requests.add(u.requests, u.attrs);
       cost.add(u.cost, u.attrs);
+      const chat = {
+        "session.id": u.attrs["session.id"] ?? "",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": u.attrs["gen_ai.request.model"] ?? "",
+        "gen_ai.provider.name": u.attrs["gen_ai.provider.name"] ?? "",
+      };
+      for (let i = 0; i < u.requests; i++) {
+        const all = (u.tokens.input + u.tokens.cache_read + u.tokens.cache_write) / u.requests;
+        genaiTokens.record(all, { ...chat, "gen_ai.token.type": "input" });
+        genaiTokens.record(u.tokens.output / u.requests, { ...chat, "gen_ai.token.type": "output" });
+        opDuration.record(0.8 + i, chat);
+      }
+      u.tools.forEach((tool, i) => {
+        toolDuration.record(0.2 + i, {
+          ...chat,
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": tool.name,
+          "cline.tool.outcome": i % 3 === 2 ? "failure" : "success",
+        });
+      });
       for (const tool of u.tools) {
         const a = { ...u.attrs, "gen_ai.tool.name": tool.name, "cline.usage.known": String(tool.known) };
         calls.add(1, a);
@@ -143,6 +175,13 @@ beforeAll(async () => {
         for (const type of TOKEN_TYPES) toolTokens.add(u.tokens[type] * tool.share, { ...ta, type });
         toolCost.add(u.cost * tool.share, ta);
       }
+      for (const c of u.compactions ?? []) {
+        compactions.add(1, {
+          ...u.attrs,
+          "cline.compaction.strategy": c.strategy,
+          "cline.compaction.reason": c.reason,
+        });
+      }
       for (const stage of ["ai_sdk_prompt", "wire_request"]) {
         const bytes = (u.tokens.input + u.tokens.cache_read) * 3 + (stage === "wire_request" ? 400 : 0);
         payload.record(bytes, { ...u.attrs, "cline.capture.stage": stage });
@@ -150,7 +189,18 @@ beforeAll(async () => {
       }
     }
   };
-  prom = await startPrometheus([`127.0.0.1:${port}`]);
+  // The shipped alert rules, with a budget of $0 so that ClineDailyCostOverBudget fires on the
+  // growth of phase 2 (the Firing alerts panel needs something to show).
+  const rulesDir = join(REPO, "otel-collector");
+  prom = await startPrometheus([`127.0.0.1:${port}`], {
+    rules: {
+      "prometheus-rules.yml": readFileSync(join(rulesDir, "prometheus-rules.yml"), "utf8"),
+      "prometheus-budget.yml": readFileSync(join(rulesDir, "prometheus-budget.yml"), "utf8").replace(
+        "vector(20)",
+        "vector(0)",
+      ),
+    },
+  });
   record(PHASE1);
   await scrapedTotal(totals(PHASE1).input);
   // Let the old series age past the short window used below.
@@ -159,6 +209,15 @@ beforeAll(async () => {
   record(PHASE2);
   await scrapedTotal(totals([...PHASE1, ...PHASE2]).input);
   await new Promise((r) => setTimeout(r, 3_000));
+  const p = prom;
+  await waitFor(
+    "the budget alert to fire",
+    async () =>
+      (await p.query('ALERTS{alertname="ClineDailyCostOverBudget", alertstate="firing"}')).length > 0
+        ? true
+        : undefined,
+    20_000,
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -185,6 +244,32 @@ describe("dashboard PromQL on Prometheus 2.42 over @opentelemetry/exporter-prome
       }
     }
     expect(empty).toEqual([]);
+  });
+
+  it("evaluates every shipped alert rule without error over these names", async () => {
+    const rules = await (prom as RunningPrometheus).rules();
+    expect(rules.length).toBeGreaterThan(10);
+    for (const r of rules)
+      expect({ name: r.name, health: r.health, error: r.lastError ?? "" }).toEqual({
+        name: r.name,
+        health: "ok",
+        error: "",
+      });
+  });
+
+  it("shows the firing alert, and counts compactions by strategy", async () => {
+    const alerts = dataPanels(dashboard).find((p) => p.title === "Firing alerts");
+    const firing = await prom.query(substitute(alerts?.targets?.[0]?.expr ?? "", SUB));
+    expect(firing.map((s) => [s.metric.alertname, s.metric.severity])).toEqual([
+      ["ClineDailyCostOverBudget", "critical"],
+    ]);
+    const panel = dataPanels(dashboard).find((p) => p.title === "Compactions by strategy");
+    // Both series were born inside the window: counted in full, 1 each.
+    const expr = substitute(panel?.targets?.[0]?.expr ?? "", { ...SUB, rateInterval: "1h" });
+    const got = Object.fromEntries(
+      (await prom.query(expr)).map((s) => [s.metric.cline_compaction_strategy, Number(s.value[1])]),
+    );
+    expect(got).toEqual({ agentic: 1, basic: 1 });
   });
 
   it("fills every variable of the dashboard from the data", async () => {

@@ -1,5 +1,5 @@
 /**
- * The published package: `npm pack` builds dist/ (prepack), and the tarball's bin runs the
+ * The published package: `npm pack` builds dist/ (the "prepare" script), and the tarball's bin runs the
  * compiled CLI. The tarball is unpacked inside the repo so its imports resolve to this
  * checkout's node_modules, exactly as they would to an installed package's dependencies.
  */

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -14,17 +14,30 @@ function promtool(path: string) {
   return spawnSync(PROMTOOL_BIN, ["check", "config", path], { encoding: "utf8" });
 }
 
+/** An unchanged copy of the config in `dir`. */
+function copyOf(dir: string): string {
+  const path = join(dir, "intact.yml");
+  writeFileSync(path, readFileSync(CONFIG, "utf8"));
+  return path;
+}
+
 describe("otel-collector/prometheus.yml", () => {
   it("passes `promtool check config`", () => {
     const r = promtool(CONFIG);
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain("SUCCESS");
+    // It follows rule_files and checks the alert rules and the budget too.
+    expect(r.stdout).toContain("SUCCESS: 2 rule files found");
   });
 
   it("is a check that can fail (promtool rejects a broken copy)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cline-otel-promtool-"));
     try {
       const broken = join(dir, "prometheus.yml");
+      // The rule files beside it, so that only the broken value can fail the check.
+      for (const f of ["prometheus-rules.yml", "prometheus-budget.yml"])
+        copyFileSync(join(REPO, "otel-collector", f), join(dir, f));
+      expect(promtool(copyOf(dir)).status).toBe(0);
       writeFileSync(
         broken,
         readFileSync(CONFIG, "utf8").replace("scrape_interval: 15s", "scrape_interval: fifteen"),

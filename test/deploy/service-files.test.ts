@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -26,6 +35,32 @@ function verifyUnit(path: string): { status: number | null; output: string } {
     rmSync(runtime, { recursive: true, force: true });
   }
 }
+
+/** A fake home with ~/.config/cline-otel, and a fake `cline-otel` on PATH printing what it got. */
+function fakeHome(): { home: string; envFile: string; path: string; dispose(): void } {
+  const home = mkdtempSync(join(tmpdir(), "cline-otel-home-"));
+  mkdirSync(join(home, ".config", "cline-otel"), { recursive: true });
+  const bin = join(home, "bin");
+  mkdirSync(bin);
+  writeFileSync(
+    join(bin, "cline-otel"),
+    '#!/bin/sh\necho "args=$*"\necho "headers=$OTEL_EXPORTER_OTLP_HEADERS"\necho "endpoint=$OTEL_EXPORTER_OTLP_ENDPOINT"\n',
+  );
+  chmodSync(join(bin, "cline-otel"), 0o755);
+  return {
+    home,
+    envFile: join(home, ".config", "cline-otel", "env"),
+    path: `${bin}:/usr/bin:/bin`,
+    dispose: () => rmSync(home, { recursive: true, force: true }),
+  };
+}
+
+function writeMode(path: string, text: string, mode: number): void {
+  writeFileSync(path, text);
+  chmodSync(path, mode);
+}
+
+const SECRET = "hcaik_SECRET_0123456789";
 
 /** Parse the unit's `Key=value` lines per section. */
 function unitKeys(text: string): Map<string, string[]> {
@@ -67,6 +102,39 @@ describe("docs/service/cline-otel.service (systemd --user)", () => {
     }
   });
 
+  it("reads the OTEL_* settings from ~/.config/cline-otel/env and refuses to start while others may read it", () => {
+    expect(keys.get("Service.EnvironmentFile")).toEqual(["-%h/.config/cline-otel/env"]);
+    const pre = one("Service.ExecStartPre") ?? "";
+    const m = /^\/bin\/sh -c '([^']*)' (\S+) %h(\/\.config\/cline-otel\/env)$/.exec(pre);
+    expect(m, pre).not.toBeNull();
+    // systemd's unescaping: $$ is a literal $, %h the home directory.
+    const script = (m?.[1] ?? "").replaceAll("$$", "$");
+    expect(script).not.toMatch(/%/);
+    const h = fakeHome();
+    try {
+      const check = () =>
+        spawnSync("/bin/sh", ["-c", script, m?.[2] ?? "", `${h.home}${m?.[3]}`], { encoding: "utf8" });
+      expect(check().status).toBe(0); // no file: nothing to refuse (the EnvironmentFile is optional)
+      writeMode(h.envFile, `OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=${SECRET}\n`, 0o600);
+      expect(check().status).toBe(0);
+      for (const mode of [0o640, 0o604, 0o620, 0o644]) {
+        chmodSync(h.envFile, mode);
+        const r = check();
+        expect(r.status, mode.toString(8)).toBe(1);
+        expect(r.stderr).toContain(`run: chmod 600 ${h.envFile}`);
+        expect(r.stderr + r.stdout).not.toContain(SECRET);
+      }
+      // A symlink is judged by the file it points to.
+      const target = join(h.home, "shared-env");
+      writeMode(target, "A=1\n", 0o644);
+      rmSync(h.envFile);
+      symlinkSync(target, h.envFile);
+      expect(check().status).toBe(1);
+    } finally {
+      h.dispose();
+    }
+  });
+
   it("restarts on failure and runs `cline-otel run`", () => {
     expect(one("Service.Restart")).toBe("on-failure");
     expect(one("Service.ExecStart")).toMatch(/cline-otel run$/);
@@ -105,7 +173,10 @@ describe("docs/service/com.cline-otel.agent.plist (launchd)", () => {
     expect(r.status, r.stderr).toBe(0);
     const plist = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(plist.Label).toBe("com.cline-otel.agent");
-    expect(plist.ProgramArguments).toEqual(["/usr/bin/env", "cline-otel", "run"]);
+    const args = plist.ProgramArguments as string[];
+    expect(args.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
+    expect(args[2]).toMatch(/\nexec cline-otel run$/);
+    expect(args.slice(3)).toEqual(["cline-otel-env", "/Users/someone/.config/cline-otel/env"]);
     expect(plist.RunAtLoad).toBe(true);
     expect(plist.KeepAlive).toEqual({ SuccessfulExit: false });
     expect(plist.ProcessType).toBe("Background");
@@ -114,5 +185,53 @@ describe("docs/service/com.cline-otel.agent.plist (launchd)", () => {
     expect(env.CLINE_OTEL_STATE_DIR).toBe("/Users/someone/.local/state/cline-otel");
     // Every placeholder is replaced by the documented install command; no ~ that launchd would not expand.
     expect(JSON.stringify(plist)).not.toMatch(/__HOME__|~\//);
+  });
+
+  it("its wrapper reads ~/.config/cline-otel/env (0600 only) into cline-otel's environment, never echoing a line", () => {
+    const h = fakeHome();
+    try {
+      const installed = text.replaceAll("__HOME__", h.home);
+      const parsed = spawnSync(
+        "python3",
+        ["-c", "import json,plistlib,sys; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))"],
+        { input: installed, encoding: "utf8" },
+      );
+      if (parsed.error) throw new Error(`python3 is needed to parse the plist: ${parsed.error.message}`);
+      const args = (JSON.parse(parsed.stdout) as { ProgramArguments: string[] }).ProgramArguments;
+      const run = () =>
+        spawnSync(args[0] as string, args.slice(1), {
+          encoding: "utf8",
+          env: { PATH: h.path, HOME: h.home },
+        });
+
+      expect(run()).toMatchObject({ status: 0, stdout: "args=run\nheaders=\nendpoint=\n" });
+      writeMode(
+        h.envFile,
+        `# Honeycomb\n\nOTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=${SECRET} x,x-honeycomb-dataset=d\nOTEL_EXPORTER_OTLP_ENDPOINT=https://api.honeycomb.io`,
+        0o600,
+      );
+      expect(run()).toMatchObject({
+        status: 0,
+        stdout: `args=run\nheaders=x-honeycomb-team=${SECRET} x,x-honeycomb-dataset=d\nendpoint=https://api.honeycomb.io\n`,
+      });
+
+      chmodSync(h.envFile, 0o644);
+      const open = run();
+      expect(open.status).toBe(78);
+      expect(open.stdout).toBe("");
+      expect(open.stderr).toContain(`run: chmod 600 ${h.envFile}`);
+      expect(open.stderr).not.toContain(SECRET);
+
+      for (const bad of [SECRET, `bad key=${SECRET}`, `=${SECRET}`]) {
+        writeMode(h.envFile, `A=1\n${bad}\n`, 0o600);
+        const r = run();
+        expect(r.status, bad).toBe(78);
+        expect(r.stdout).toBe("");
+        expect(r.stderr).toContain("line 2 is not KEY=value");
+        expect(r.stderr).not.toContain(SECRET);
+      }
+    } finally {
+      h.dispose();
+    }
   });
 });

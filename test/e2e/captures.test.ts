@@ -3,10 +3,9 @@
  * provider-request captures: the backend (an in-process OTLP receiver) holds exactly the capture
  * files' numbers, a second run changes no total, and delta never delivers a record twice.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { captureDirOf, expectedCaptures, homeOf } from "../adapter/cline/captures/helpers.ts";
 import {
   cumulativeTotals,
@@ -17,15 +16,9 @@ import {
   sumBy,
 } from "../export/helpers/otlp-receiver.ts";
 import { runCliAsync } from "./helpers/cli.ts";
+import { e2eScratch } from "./helpers/scratch.ts";
 
-let work: string | undefined;
-let rx: Receiver | undefined;
-afterEach(async () => {
-  await rx?.close();
-  rx = undefined;
-  if (work) rmSync(work, { recursive: true, force: true });
-  work = undefined;
-});
+const scratch = e2eScratch();
 
 type Totals = typeof cumulativeTotals;
 
@@ -70,8 +63,8 @@ function args(captureDir: string, state: string): string[] {
 
 describe("run --once exports the provider-request capture metrics", () => {
   it("cumulative: exact totals; a second run on the same ledger changes none and keeps the start time", async () => {
-    work = mkdtempSync(join(tmpdir(), "e2e-captures-"));
-    rx = await startReceiver();
+    const work = scratch.dir("e2e-captures-");
+    const rx = scratch.receiver(await startReceiver());
     const env = {
       OTEL_METRICS_EXPORTER: "otlp",
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
@@ -92,11 +85,11 @@ describe("run --once exports the provider-request capture metrics", () => {
   }, 60_000);
 
   it("delta: captures that appear between runs are delivered once, the earlier ones never again", async () => {
-    work = mkdtempSync(join(tmpdir(), "e2e-captures-delta-"));
+    const work = scratch.dir("e2e-captures-delta-");
     const caps = join(work, "caps");
     mkdirSync(caps);
     cpSync(captureDirOf("captures"), caps, { recursive: true });
-    rx = await startReceiver();
+    const rx = scratch.receiver(await startReceiver());
     const env = {
       OTEL_METRICS_EXPORTER: "otlp",
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,

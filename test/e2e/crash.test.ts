@@ -3,30 +3,15 @@
  * third of all requests with 503. After a final `run --once`: cumulative totals equal the
  * truth exactly (one stream, never doubled); delta loses nothing.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import {
-  cumulativeTotals,
-  deltaTotals,
-  type Receiver,
-  startReceiver,
-  sumBy,
-} from "../export/helpers/otlp-receiver.ts";
-import { runCliAsync, startDaemon } from "./helpers/cli.ts";
+import { describe, expect, it } from "vitest";
+import { cumulativeTotals, deltaTotals, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
+import { dirArgs, runCliAsync, startDaemon } from "./helpers/cli.ts";
+import { e2eScratch } from "./helpers/scratch.ts";
 import { type Msg, metricsFor, type SessionSpec, truthByType, writeSession } from "./helpers/sessions.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let work: string | undefined;
-let rx: Receiver | undefined;
-afterEach(async () => {
-  await rx?.close();
-  rx = undefined;
-  if (work) rmSync(work, { recursive: true, force: true });
-  work = undefined;
-});
+const scratch = e2eScratch();
 
 /** Cline at work: appends a message to a session every few ms, sometimes starting a new one. */
 function startWriter(sessionsDir: string) {
@@ -64,19 +49,10 @@ function startWriter(sessionsDir: string) {
 
 describe.each(["cumulative", "delta"] as const)("crash: kill -9 at random moments (%s)", (temporality) => {
   it("the final totals equal the truth (nothing lost, cumulative never doubled)", async () => {
-    work = mkdtempSync(join(tmpdir(), "e2e-crash-"));
-    const sessionsDir = join(work, "sessions");
-    mkdirSync(sessionsDir);
+    const { work, sessionsDir } = scratch.withSessions("e2e-crash-");
     let req = 0;
-    rx = await startReceiver(() => (req++ % 3 === 2 ? 503 : 200));
-    const common = [
-      "--sessions-dir",
-      sessionsDir,
-      "--db-dir",
-      join(work, "db"),
-      "--state-dir",
-      join(work, "state"),
-    ];
+    const rx = scratch.receiver(await startReceiver(() => (req++ % 3 === 2 ? 503 : 200)));
+    const common = dirArgs(work, sessionsDir);
     const env = {
       OTEL_METRICS_EXPORTER: "otlp",
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,

@@ -1,25 +1,16 @@
 /** `cline-otel run` flags reach the exported data (a real process, an in-process receiver). */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "../export/helpers/otlp-receiver.ts";
+import { describe, expect, it } from "vitest";
+import { startReceiver } from "../export/helpers/otlp-receiver.ts";
 import { onceArgs, otlpEnv, runCliAsync } from "./helpers/cli.ts";
+import { e2eScratch } from "./helpers/scratch.ts";
 import { metricsFor, writeSession } from "./helpers/sessions.ts";
 
-let work: string | undefined;
-let rx: Receiver | undefined;
-afterEach(async () => {
-  await rx?.close();
-  rx = undefined;
-  if (work) rmSync(work, { recursive: true, force: true });
-  work = undefined;
-});
+const scratch = e2eScratch();
 
 async function setup() {
-  work = mkdtempSync(join(tmpdir(), "e2e-flags-"));
-  const sessionsDir = join(work, "sessions");
-  mkdirSync(sessionsDir);
+  const { work, sessionsDir } = scratch.withSessions("e2e-flags-");
   for (const n of [1, 2]) {
     writeSession(sessionsDir, {
       sessionId: `179600000000${n}_flags`,
@@ -27,38 +18,38 @@ async function setup() {
       messages: [{ id: "msg_1", model: "special-model", provider: "acme", metrics: metricsFor(n) }],
     });
   }
-  rx = await startReceiver();
+  const rx = scratch.receiver(await startReceiver());
   const args = onceArgs(work, sessionsDir);
   const env = otlpEnv(rx.url);
-  return { args, env, work };
+  return { args, env, work, rx };
 }
 
 describe("run flags", () => {
   it("--project hash --no-session-id: no path, no session id, the two sessions summed", async () => {
-    const { args, env } = await setup();
+    const { args, env, rx } = await setup();
     const r = await runCliAsync([...args, "--project", "hash", "--no-session-id"], env);
     expect(r.status, r.stderr).toBe(0);
-    const req = rx?.points.filter((p) => p.metric === "cline.requests") ?? [];
+    const req = rx.points.filter((p) => p.metric === "cline.requests");
     expect(req).toHaveLength(1);
     expect(req[0]?.value).toBe(2);
     expect(req[0]?.attributes).not.toHaveProperty("session.id");
     expect(String(req[0]?.attributes["cline.project"])).toMatch(/^[0-9a-f]{16}$/);
-    expect(JSON.stringify(rx?.points.map((p) => p.attributes))).not.toContain("secret");
+    expect(JSON.stringify(rx.points.map((p) => p.attributes))).not.toContain("secret");
   });
 
   it("--prices prices a model the catalog does not know; without it the requests are unpriced", async () => {
-    const { args, env, work: dir } = await setup();
+    const { args, env, work: dir, rx } = await setup();
     const prices = join(dir, "prices.json");
     writeFileSync(prices, JSON.stringify({ prices: { acme: { "special-model": { input: 1, output: 2 } } } }));
     const unpriced = await runCliAsync(args, env);
     expect(unpriced.status, unpriced.stderr).toBe(0);
-    expect(rx?.points.some((p) => p.metric === "cline.requests.unpriced")).toBe(true);
-    expect(rx?.points.some((p) => p.metric === "cline.cost.usage")).toBe(false);
-    rx?.points.splice(0);
+    expect(rx.points.some((p) => p.metric === "cline.requests.unpriced")).toBe(true);
+    expect(rx.points.some((p) => p.metric === "cline.cost.usage")).toBe(false);
+    rx.points.splice(0);
     const priced = await runCliAsync([...args, "--prices", prices], env);
     expect(priced.status, priced.stderr).toBe(0);
-    expect(rx?.points.some((p) => p.metric === "cline.cost.usage" && p.value > 0)).toBe(true);
-    expect(rx?.points.some((p) => p.metric === "cline.requests.unpriced")).toBe(false);
+    expect(rx.points.some((p) => p.metric === "cline.cost.usage" && p.value > 0)).toBe(true);
+    expect(rx.points.some((p) => p.metric === "cline.requests.unpriced")).toBe(false);
   });
 
   it("a bad price file or project mode is a configuration error (exit 2)", async () => {

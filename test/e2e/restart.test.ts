@@ -2,48 +2,25 @@
  * `cline-otel run --once` as a user runs it (a real process per run) against an in-process
  * OTLP receiver that reconstructs totals like a backend.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { cumulativeTotals, type Receiver, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
+import { describe, expect, it } from "vitest";
+import { cumulativeTotals, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
 import { onceArgs, otlpEnv, runCliAsync } from "./helpers/cli.ts";
-import { metricsFor, type SessionSpec, truthByType, writeSession } from "./helpers/sessions.ts";
+import { e2eScratch } from "./helpers/scratch.ts";
+import { type SessionSpec, toolSession, truthByType, writeSession } from "./helpers/sessions.ts";
 
-let work: string | undefined;
-let rx: Receiver | undefined;
-afterEach(async () => {
-  await rx?.close();
-  rx = undefined;
-  if (work) rmSync(work, { recursive: true, force: true });
-  work = undefined;
-});
+const scratch = e2eScratch();
 
-function session(n: number, messages: number): SessionSpec {
-  return {
-    sessionId: `17960000${String(n).padStart(5, "0")}_rstrt`,
-    cwd: `/home/u/p${n % 2}`,
-    messages: Array.from({ length: messages }, (_, i) => ({
-      id: `msg_${i}`,
-      model: "claude-sonnet-4-5-20250929",
-      provider: "anthropic",
-      metrics: metricsFor(n * 100 + i),
-      tools: i % 2 === 0 ? ["read_files", "run_commands"] : [],
-    })),
-  };
-}
+const session = (n: number, messages: number): SessionSpec => toolSession(n, messages, "rstrt");
 
 describe.each([
   "http/protobuf",
   "http/json",
 ] as const)("run --once, twice, on the same ledger (%s)", (protocol) => {
   it("the backend's totals are unchanged by the second run and the start time is identical", async () => {
-    work = mkdtempSync(join(tmpdir(), "e2e-restart-"));
-    const sessionsDir = join(work, "sessions");
-    mkdirSync(sessionsDir);
+    const { work, sessionsDir } = scratch.withSessions("e2e-restart-");
     const sessions = [0, 1, 2, 3].map((n) => session(n, 3 + n));
     for (const s of sessions) writeSession(sessionsDir, s);
-    rx = await startReceiver();
+    const rx = scratch.receiver(await startReceiver());
     const args = onceArgs(work, sessionsDir);
     const env = otlpEnv(rx.url, { OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol });
     const truth = truthByType(sessions);
@@ -77,12 +54,10 @@ describe.each([
 
 describe("run --once when the collector is unreachable", () => {
   it("exits 1 naming the endpoint; the next run delivers everything", async () => {
-    work = mkdtempSync(join(tmpdir(), "e2e-down-"));
-    const sessionsDir = join(work, "sessions");
-    mkdirSync(sessionsDir);
+    const { work, sessionsDir } = scratch.withSessions("e2e-down-");
     const sessions = [session(0, 2)];
     writeSession(sessionsDir, sessions[0] as SessionSpec);
-    rx = await startReceiver(() => 503);
+    const rx = scratch.receiver(await startReceiver(() => 503));
     const args = onceArgs(work, sessionsDir);
     const env = {
       OTEL_METRICS_EXPORTER: "otlp",

@@ -10,7 +10,6 @@ import { createClineSurfaces } from "../../src/adapter/cline/captures/collect.ts
 import { resolveCaptureDirs } from "../../src/adapter/cline/captures/paths.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
-import { resolveConfig } from "../../src/config/config.ts";
 import { CAPTURE_ALLOWED_ATTRIBUTES } from "../../src/export/captures.ts";
 import { ExportPipeline, otlpExporterKey } from "../../src/export/pipeline.ts";
 import { buildPriceLookup } from "../../src/export/price-lookup.ts";
@@ -18,6 +17,7 @@ import type { Ledger } from "../../src/ledger/ledger.ts";
 import { CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "../../src/ledger/schema.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { captureDirOf, expectedCaptures, homeOf } from "../adapter/cline/captures/helpers.ts";
+import { exportTestConfig } from "./helpers/config.ts";
 import { type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import {
   bucketCount,
@@ -49,23 +49,16 @@ const priceOf = buildPriceLookup(undefined);
 async function collect(ledger: Ledger, scenario: Scenario) {
   const cline = resolveClinePaths({}, {}, homeOf(scenario));
   const dirs = resolveCaptureDirs({ captureDir: captureDirOf(scenario) }, {}, cline);
-  const pass = await runPass(createClineSurfaces(cline, dirs, ledger), ledger);
+  const pass = await runPass(createClineSurfaces(cline, dirs), ledger);
   expect(pass.failed).toBe(0);
   return pass;
 }
 
 async function start(ledger: Ledger, env: Record<string, string>): Promise<ExportPipeline> {
-  const cfg = resolveConfig(
-    { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-sessions", dbDir: "/tmp/unused-db" },
-    {
-      OTEL_METRIC_EXPORT_INTERVAL: "3600000",
-      OTEL_EXPORTER_OTLP_TIMEOUT: "1500",
-      ...(rx ? { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url } : {}),
-      ...env,
-    },
-    "/tmp",
-    "/tmp",
-  );
+  const cfg = exportTestConfig({
+    ...(rx ? { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url } : {}),
+    ...env,
+  });
   const p = await ExportPipeline.start(cfg.export, ledger, {
     logger: createLogger("error", () => {}),
     priceOf,
@@ -251,7 +244,7 @@ describe("capture metrics over OTLP, delta temporality", () => {
     expect(ours.every((x) => x.temporality === "delta")).toBe(true);
     // Doubling any window would double these sums and counts.
     expectCaptureTotals(rx.points, deltaTotals, want(SCENARIOS));
-    expect(l2.captureWatermark(otlpExporterKey(rx.url))).toBe(l2.maxCaptureId());
+    expect(l2.getExportState(otlpExporterKey(rx.url)).captureWatermark).toBe(l2.maxCaptureId());
   });
 });
 

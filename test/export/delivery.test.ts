@@ -81,20 +81,20 @@ describe("commitDelivery", () => {
     t = tempLedger();
     const l = t.ledger;
     const base = l.getExportState("x");
-    const next = { ...base, eventWatermark: 5, lastSuccessMs: 10 };
-    expect(commitDelivery(l, { base, next, captures: { base: 0, next: 4 } }, "delta")).toBe("committed");
-    expect(l.captureWatermark("x")).toBe(4);
+    const next = { ...base, eventWatermark: 5, captureWatermark: 4, lastSuccessMs: 10 };
+    expect(commitDelivery(l, { base, next }, "delta")).toBe("committed");
+    expect(l.getExportState("x").captureWatermark).toBe(4);
     expect(l.getExportState("x").eventWatermark).toBe(5);
     // Read from an older capture watermark (events unchanged since): an overlapping window, refused.
     const b2 = l.getExportState("x");
     expect(
       commitDelivery(
         l,
-        { base: b2, next: { ...b2, eventWatermark: 6 }, captures: { base: 0, next: 9 } },
+        { base: { ...b2, captureWatermark: 0 }, next: { ...b2, eventWatermark: 6, captureWatermark: 9 } },
         "delta",
       ),
     ).toBe("stale");
-    expect(l.captureWatermark("x")).toBe(4);
+    expect(l.getExportState("x").captureWatermark).toBe(4);
     expect(l.getExportState("x").eventWatermark).toBe(5);
   });
 
@@ -102,26 +102,33 @@ describe("commitDelivery", () => {
     t = tempLedger();
     const l = t.ledger;
     const base = l.getExportState("y");
-    commitDelivery(l, { base, next: base, captures: { base: 0, next: 8 } }, "cumulative");
-    commitDelivery(l, { base, next: base, captures: { base: 0, next: 3 } }, "cumulative");
-    expect(l.captureWatermark("y")).toBe(8);
+    commitDelivery(l, { base, next: { ...base, captureWatermark: 8 } }, "cumulative");
+    commitDelivery(l, { base, next: { ...base, captureWatermark: 3 } }, "cumulative");
+    expect(l.getExportState("y").captureWatermark).toBe(8);
   });
 
-  it("all watermarks in one transaction: a failing capture write leaves the event watermark too", () => {
+  it("all watermarks are one export-state row: one write per delivery, all of them or none", () => {
     t = tempLedger();
     const l = t.ledger;
     const base = l.getExportState("x");
-    l.putCaptureWatermark = () => {
+    const put = l.putExportState.bind(l);
+    const writes: unknown[] = [];
+    l.putExportState = (s) => {
+      writes.push(s);
+      put(s);
+    };
+    const next = { ...base, eventWatermark: 5, callWatermark: 2, captureWatermark: 4 };
+    expect(commitDelivery(l, { base, next }, "delta")).toBe("committed");
+    expect(writes).toHaveLength(1);
+    expect(l.getExportState("x")).toMatchObject({ eventWatermark: 5, callWatermark: 2, captureWatermark: 4 });
+    l.putExportState = () => {
       throw new Error("disk full");
     };
+    const b2 = l.getExportState("x");
     expect(() =>
-      commitDelivery(
-        l,
-        { base, next: { ...base, eventWatermark: 5, callWatermark: 2 }, captures: { base: 0, next: 4 } },
-        "delta",
-      ),
+      commitDelivery(l, { base: b2, next: { ...b2, eventWatermark: 9, captureWatermark: 9 } }, "delta"),
     ).toThrow("disk full");
-    expect(l.getExportState("x")).toMatchObject({ eventWatermark: 0, callWatermark: 0 });
+    expect(l.getExportState("x")).toMatchObject({ eventWatermark: 5, captureWatermark: 4 });
   });
 });
 

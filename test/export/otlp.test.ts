@@ -3,15 +3,13 @@
  * what a backend receives equals the ledger, through outages, for both temporalities.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../src/config/config.ts";
 import { ExportPipeline } from "../../src/export/pipeline.ts";
-import { buildPriceLookup } from "../../src/export/price-lookup.ts";
-import { METRIC_IDS, METRICS, translate } from "../../src/export/translate.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { event, observation } from "../helpers/events.ts";
+import { exportTestConfig } from "./helpers/config.ts";
+import { expectClose, expectedTotals, ledgerTokensByType, priceOf } from "./helpers/expected.ts";
 import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import {
-  attrKey,
   cumulativeTotals,
   deltaTotals,
   type Receiver,
@@ -30,20 +28,9 @@ afterEach(async () => {
   t = undefined;
 });
 
-const priceOf = buildPriceLookup(undefined);
-
-function config(env: Record<string, string>) {
-  return resolveConfig(
-    { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-sessions", dbDir: "/tmp/unused-db" },
-    { OTEL_METRIC_EXPORT_INTERVAL: "3600000", OTEL_EXPORTER_OTLP_TIMEOUT: "1500", ...env },
-    "/tmp",
-    "/tmp",
-  );
-}
-
 async function start(env: Record<string, string>, logs: string[] = []) {
   if (!t || !rx) throw new Error("setup first");
-  const cfg = config({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url, ...env });
+  const cfg = exportTestConfig({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url, ...env });
   const p = await ExportPipeline.start(cfg.export, t.ledger, {
     logger: createLogger("debug", (l) => logs.push(l)),
     priceOf,
@@ -51,25 +38,6 @@ async function start(env: Record<string, string>, logs: string[] = []) {
   });
   pipelines.push(p);
   return p;
-}
-
-/** What the ledger says every series must total, by the same translation (attributes included). */
-function expected(ledger: TempLedger["ledger"]) {
-  const pts = translate(ledger.usageSeries(), ledger.toolSeries(), {
-    project: "path",
-    includeSessionId: true,
-    priceOf,
-  });
-  const out = new Map<string, Map<string, number>>();
-  for (const id of METRIC_IDS) {
-    out.set(METRICS[id].name, new Map((pts.get(id) ?? []).map((p) => [attrKey(p.attributes), p.value])));
-  }
-  return out;
-}
-
-function expectClose(got: ReadonlyMap<string, number>, want: ReadonlyMap<string, number>) {
-  expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
-  for (const [k, v] of want) expect(got.get(k)).toBeCloseTo(v, 9);
 }
 
 describe.each(["http/protobuf", "http/json"] as const)("OTLP %s", (protocol) => {
@@ -80,17 +48,11 @@ describe.each(["http/protobuf", "http/json"] as const)("OTLP %s", (protocol) => 
     const p = await start({ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol });
     expect(await p.flush()).toEqual({ ok: true });
     expect(rx.requests.map((r) => r.protocol)).toEqual([protocol === "http/json" ? "json" : "protobuf"]);
-    const want = expected(t.ledger);
+    const want = expectedTotals(t.ledger);
     for (const [name, series] of want) expectClose(cumulativeTotals(rx.points, name), series);
     // An independent check of the token totals, straight from the ledger's columns.
     const byType = sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type");
-    const rows = t.ledger.usageSeries();
-    expect(byType).toEqual({
-      input: rows.reduce((x, r) => x + r.input, 0),
-      output: rows.reduce((x, r) => x + r.output, 0),
-      cache_read: rows.reduce((x, r) => x + r.cacheRead, 0),
-      cache_write: rows.reduce((x, r) => x + r.cacheWrite, 0),
-    });
+    expect(byType).toEqual(ledgerTokensByType(t.ledger));
     const ours = rx.points.filter((x) => x.scope === "cline-otel");
     expect(ours.length).toBeGreaterThan(0);
     for (const x of ours) {
@@ -127,7 +89,8 @@ describe.each(["http/protobuf", "http/json"] as const)("OTLP %s", (protocol) => 
     rx.setStatus(() => 200);
     t.ledger.commit(observation([event("late", { sessionId: "late", dedupKey: "cline|late|lead|late" })]));
     expect(await p.flush()).toEqual({ ok: true });
-    for (const [name, series] of expected(t.ledger)) expectClose(cumulativeTotals(rx.points, name), series);
+    for (const [name, series] of expectedTotals(t.ledger))
+      expectClose(cumulativeTotals(rx.points, name), series);
     expect(logs.filter((l) => l.includes("are failing"))).toHaveLength(1);
     expect(logs.filter((l) => l.includes("recovered"))).toHaveLength(1);
   });
@@ -147,7 +110,7 @@ describe("OTLP delta temporality", () => {
     expect(rx.requests.some((r) => r.status === 503)).toBe(true);
     const ours = rx.points.filter((x) => x.scope === "cline-otel");
     expect(ours.every((x) => x.temporality === "delta")).toBe(true);
-    for (const [name, series] of expected(t.ledger)) expectClose(deltaTotals(rx.points, name), series);
+    for (const [name, series] of expectedTotals(t.ledger)) expectClose(deltaTotals(rx.points, name), series);
     // Windows chain: each accepted window starts where the previous accepted one ended.
     const windows = [...new Set(ours.map((x) => `${x.startNs}-${x.timeNs}`))].map((w) =>
       w.split("-").map(BigInt),
@@ -162,10 +125,15 @@ describe("OTLP delta backlog", () => {
     const filled = fillLedger(t.ledger, { sessions: 1200 });
     expect(filled.events).toBeGreaterThan(4000);
     rx = await startReceiver();
-    const p = await start({ OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" });
+    // A window of this size can take over the file's 1.5 s request timeout on 2 loaded cores; this
+    // test is about windows, not timeouts.
+    const p = await start({
+      OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta",
+      OTEL_EXPORTER_OTLP_TIMEOUT: "20000",
+    });
     expect(await p.flush()).toEqual({ ok: true });
     expect(rx.requests.length).toBeGreaterThanOrEqual(3);
-    for (const [name, series] of expected(t.ledger)) expectClose(deltaTotals(rx.points, name), series);
+    for (const [name, series] of expectedTotals(t.ledger)) expectClose(deltaTotals(rx.points, name), series);
   });
 });
 

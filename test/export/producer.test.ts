@@ -322,7 +322,7 @@ describe("capture metrics (cline.request.*) through the producer", () => {
     for (const p of h.lastPoints(PAYLOAD)) expect(hrToNs(p.startTime)).toBe(t.ledger.streamStartNs);
     expect(sumValues(h.lastPoints("cline.requests"))).toBe(t.ledger.counts().events);
     // Cumulative exports advance the capture watermark too (a switch to delta continues after them).
-    expect(t.ledger.captureWatermark("memory")).toBe(5);
+    expect(t.ledger.getExportState("memory").captureWatermark).toBe(5);
   });
 
   it("cumulative: splits into bounded requests like the usage metrics, histograms included", async () => {
@@ -344,16 +344,16 @@ describe("capture metrics (cline.request.*) through the producer", () => {
     const h = track(harness(l, { temporality: "delta", maxWindowCaptures: 3 }));
     addCaptures(l, 0, 7);
     await h.flush(); // captures 1-3
-    expect(l.captureWatermark("memory")).toBe(3);
+    expect(l.getExportState("memory").captureWatermark).toBe(3);
     expect(hist(h.lastPoints(PAYLOAD)).count).toBe(3);
     h.scripted.fail = true;
     await h.flush(); // 4-6 not delivered: the watermark stays
-    expect(l.captureWatermark("memory")).toBe(3);
+    expect(l.getExportState("memory").captureWatermark).toBe(3);
     expect(h.producer.backlog()).toBe(true);
     h.scripted.fail = false;
     await h.flush(); // 4-6 again
     await h.flush(); // 7
-    expect(l.captureWatermark("memory")).toBe(7);
+    expect(l.getExportState("memory").captureWatermark).toBe(7);
     expect(h.producer.backlog()).toBe(false);
     await h.flush(); // nothing new: no window
     const all = h.allPoints(PAYLOAD);

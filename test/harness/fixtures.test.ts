@@ -25,6 +25,9 @@ interface Metrics {
 }
 interface Block {
   type: string;
+  tool_use_id?: string;
+  is_error?: boolean;
+  content?: unknown;
 }
 interface Message {
   id: string;
@@ -46,10 +49,15 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
-const docsOf = (gt: LoadedGroundTruth): { file: string; doc: Doc }[] =>
-  filesUnder(gt.fixtureRoot)
+/** The documents of the final tree, or of the `before/` copy (an older state of the same sessions). */
+const docsOf = (gt: LoadedGroundTruth, which: "final" | "before" = "final"): { file: string; doc: Doc }[] => {
+  const beforeDir = join(gt.fixtureRoot, gt.before?.dir ?? "before");
+  const root = which === "before" ? beforeDir : gt.fixtureRoot;
+  return filesUnder(root)
     .filter((f) => f.endsWith(".messages.json"))
+    .filter((f) => which === "before" || !f.startsWith(`${beforeDir}/`))
     .map((file) => ({ file, doc: JSON.parse(readFileSync(file, "utf8")) as Doc }));
+};
 
 const metricsOf = (docs: { doc: Doc }[]): Metrics[] =>
   docs.flatMap(({ doc }) =>
@@ -118,15 +126,46 @@ describe.each(scenarios)("fixture %s", (name) => {
     expect(stored.map(key).sort()).toEqual(gt.records.map((r) => key(r.expected)).sort());
   });
 
+  // Only scenarios with a before-copy (the compaction ones) get this test: no skipped placeholders.
+  const b = gt.before;
+  if (b)
+    it("before/: the earlier tree (before a compaction or a resume) holds exactly the first records, and no compaction file", () => {
+      const beforeDocs = docsOf(gt, "before");
+      const m = metricsOf(beforeDocs);
+      const key = (x: Metrics) =>
+        [x.inputTokens, x.outputTokens, x.cacheReadTokens, x.cacheWriteTokens].join("/");
+      expect(m.map(key).sort()).toEqual(
+        gt.records
+          .slice(0, b.records)
+          .map((r) => key(r.expected))
+          .sort(),
+      );
+      expect(b.records).toBeGreaterThan(0);
+      expect(b.records).toBeLessThan(gt.records.length);
+      expect(sum(m, "inputTokens")).toBe(b.totals.inputTokens);
+      expect(filesUnder(join(gt.fixtureRoot, b.dir)).filter((f) => f.endsWith(".compaction.json"))).toEqual(
+        [],
+      );
+      // Every message of the before-copy is still in the final document, unchanged (docs/cline-format.md §14).
+      for (const { doc } of beforeDocs) {
+        const final = docs.find((d) => d.doc.sessionId === doc.sessionId && d.doc.agent === doc.agent);
+        expect(final).toBeDefined();
+        const byId = new Map(final?.doc.messages.map((x) => [x.id, x]));
+        for (const msg of doc.messages.filter((x) => x.role === "assistant")) {
+          expect(byId.get(msg.id)?.metrics).toEqual(msg.metrics);
+        }
+      }
+    });
+
   it("commits only sessions trees, a self-contained sessions.db, captures and ground truth", () => {
     const allowed = [gt.layout.sessionsDir, gt.layout.captureDir].filter((d): d is string => !!d);
     for (const f of filesUnder(gt.fixtureRoot)) {
-      const rel = relative(gt.fixtureRoot, f);
+      let rel = relative(gt.fixtureRoot, f);
       expect(rel).not.toMatch(/-wal$|-shm$|-journal$|providers\.json$|\.log$|\.jsonl$/);
-      const ok =
-        rel === "ground-truth.json" ||
-        rel === join(gt.layout.dbDir, "sessions.db") ||
-        allowed.some((d) => rel.startsWith(`${d}/`));
+      if (rel === "ground-truth.json") continue;
+      // The before-copy has the same layout one level down.
+      if (gt.before && rel.startsWith(`${gt.before.dir}/`)) rel = rel.slice(gt.before.dir.length + 1);
+      const ok = rel === join(gt.layout.dbDir, "sessions.db") || allowed.some((d) => rel.startsWith(`${d}/`));
       expect(ok, rel).toBe(true);
     }
   });
@@ -157,7 +196,7 @@ describe.each(scenarios)("fixture %s", (name) => {
     }
   });
 
-  it("keeps metadata.usage in each sidecar equal to its lead document's metrics (SCHEMA.md 5.2)", () => {
+  it("keeps metadata.usage in each sidecar equal to its lead document's metrics (docs/cline-format.md §5.2)", () => {
     for (const id of gt.rootSessionIds) {
       const dir = join(gt.fixtureRoot, gt.layout.sessionsDir, id);
       const side = JSON.parse(readFileSync(join(dir, `${id}.json`), "utf8")) as {
@@ -226,6 +265,27 @@ describe("scenario-specific shapes", () => {
     expect(gt.runs[0]?.exitCode).toBe(1);
   });
 
+  it("tool-error: is_error true on exactly the refused calls (invalid input, unknown tool), as ground truth says", () => {
+    const { gt, docs } = load("tool-error");
+    const results = docs
+      .flatMap((d) => d.doc.messages)
+      .flatMap((m) => m.content.filter((b) => b.type === "tool_result"));
+    expect(results).toHaveLength(6);
+    expect(gt.toolResults?.map((t) => [t.toolUseId, t.isError])).toEqual(
+      results.map((b) => [b.tool_use_id, b.is_error === true]),
+    );
+    expect(results.filter((b) => b.is_error === true).map((b) => b.tool_use_id)).toEqual([
+      "call_mock_f_1_1",
+      "call_mock_f_2_0",
+    ]);
+    // The flag is either true or absent: Cline never writes is_error: false.
+    expect(results.filter((b) => "is_error" in b && b.is_error !== true)).toEqual([]);
+    // A missing file and a command exiting 3 are ordinary results (success:false inside the text).
+    const text = (id: string) => JSON.stringify(results.find((b) => b.tool_use_id === id)?.content);
+    expect(text("call_mock_f_0_1")).toContain("ENOENT");
+    expect(text("call_mock_f_1_0")).toContain("Command exited with code 3");
+  });
+
   it("custom-session-dir: sessions directly under CLINE_SESSION_DATA_DIR", () => {
     const { gt } = load("custom-session-dir");
     expect(gt.env.CLINE_SESSION_DATA_DIR).toBe("custom-sessions");
@@ -247,5 +307,78 @@ describe("scenario-specific shapes", () => {
     const rec = JSON.parse(readFileSync(join(dir, prompt ?? ""), "utf8")) as Record<string, unknown>;
     expect(rec.mode).toBe(full ? "full" : "summary");
     expect("payload" in rec).toBe(full);
+  });
+
+  /** `<id>.compaction.json` of the scenario's one root session, with plain JSON.parse (harness side). */
+  const compaction = (name: string) => {
+    const gt = loadGroundTruth(name);
+    const id = gt.rootSessionIds[0] ?? "";
+    const file = join(gt.fixtureRoot, gt.layout.sessionsDir, id, `${id}.compaction.json`);
+    return {
+      gt,
+      doc: JSON.parse(readFileSync(file, "utf8")) as {
+        version: number;
+        updated_at: string;
+        source_message_count: number;
+        messages: { id?: string; role: string; metrics?: Metrics; metadata?: Record<string, unknown> }[];
+      },
+    };
+  };
+
+  it("compaction-agentic: a summary first, then the preserved tail WITH its metrics (reading it would double count)", () => {
+    const { gt, doc } = compaction("compaction-agentic");
+    expect(doc.version).toBe(1);
+    expect(doc.messages[0]?.metadata?.kind).toBe("compaction_summary");
+    expect(typeof doc.messages[0]?.metadata?.tokensBefore).toBe("number");
+    const copied = doc.messages.filter((m) => m.metrics);
+    expect(copied.length).toBeGreaterThan(0);
+    const final = docsOf(gt)[0]?.doc.messages ?? [];
+    for (const m of copied) expect(final.find((x) => x.id === m.id)?.metrics).toEqual(m.metrics);
+    // Two summarizer calls were served and are in no document: Cline records their usage nowhere.
+    expect(gt.unrecorded).toHaveLength(2);
+    const stored = metricsOf(docsOf(gt)).map((m) => m.outputTokens);
+    for (const r of gt.unrecorded ?? []) expect(stored).not.toContain(r.expected.outputTokens);
+    expect(gt.requestLog.filter((r) => r.route === "sum")).toHaveLength(2);
+  });
+
+  it("compaction-agentic: summarizer captures have no session or run ids and share one captureId as attempts 1, 2", () => {
+    const { gt } = load("compaction-agentic");
+    const dir = join(gt.fixtureRoot, gt.layout.captureDir ?? "missing");
+    const records = readdirSync(dir).map(
+      (f) =>
+        [f, JSON.parse(readFileSync(join(dir, f), "utf8"))] as [
+          string,
+          { correlation: Record<string, unknown>; attempt: number },
+        ],
+    );
+    const summarizer = records.filter(([, r]) => r.correlation.sessionId === undefined);
+    expect(summarizer).toHaveLength(2);
+    expect(new Set(summarizer.map(([f]) => f.split(".")[0])).size).toBe(1);
+    expect(summarizer.map(([, r]) => r.attempt).sort()).toEqual([1, 2]);
+    for (const [, r] of summarizer)
+      expect(Object.keys(r.correlation).sort()).toEqual(["modelId", "providerId"]);
+    expect(records.length - summarizer.length).toBe(gt.totals.requests);
+  });
+
+  it("compaction-basic: the first prompt carries reason and usageBefore, a running total of earlier metrics", () => {
+    const { gt, doc } = compaction("compaction-basic");
+    const meta = doc.messages[0]?.metadata ?? {};
+    expect(meta.kind).toBe("compaction");
+    expect(meta.reason).toBe("auto_compaction");
+    expect(typeof meta.messagesRemoved).toBe("number");
+    const usage = meta.usageBefore as { inputTokens: number };
+    const inputs = gt.records.map((r) => r.expected.inputTokens);
+    // usageBefore is the sum of a prefix of the per-message metrics: never a usage event of its own.
+    const prefix = inputs.map((_, i) => inputs.slice(0, i + 1).reduce((a, x) => a + x, 0));
+    expect(prefix).toContain(usage.inputTokens);
+    expect(doc.messages.filter((m) => m.metrics)).toEqual([]);
+  });
+
+  it("compaction-overflow: a 400 context_length_exceeded leaves no message, then a basic compaction and a retry", () => {
+    const { gt, doc } = compaction("compaction-overflow");
+    expect(gt.requestLog.filter((r) => r.outcome === "http-error").map((r) => r.status)).toEqual([400]);
+    expect(gt.httpRequests).toBe(gt.totals.requests + 1);
+    expect(doc.messages[0]?.metadata?.reason).toBe("overflow_recovery_compaction");
+    expect(gt.runs[0]?.exitCode).toBe(0);
   });
 });

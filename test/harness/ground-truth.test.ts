@@ -43,7 +43,7 @@ const stored = (i: number, o: number, r: number, w: number, cost?: number) => ({
   messageId: `msg_${i}`,
 });
 
-describe("clineCost (SCHEMA.md 11)", () => {
+describe("clineCost (docs/cline-format.md §11)", () => {
   it("reproduces the documented Anthropic example", () => {
     const m = { inputTokens: 7952, outputTokens: 323, cacheReadTokens: 7002, cacheWriteTokens: 729 };
     expect(clineCost(m, { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 })).toBeCloseTo(

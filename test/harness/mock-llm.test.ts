@@ -47,7 +47,7 @@ describe("markerOf / routeOfMessages", () => {
   });
 });
 
-describe("usage mapping (SCHEMA.md 4.5)", () => {
+describe("usage mapping (docs/cline-format.md §4.5)", () => {
   it("OpenAI: prompt_tokens includes cached tokens, and inputTokens is prompt_tokens", () => {
     const wire = openAiWireUsage({ input: 100, output: 7, cacheRead: 30 });
     expect(wire).toEqual({
@@ -176,5 +176,44 @@ describe("startMockLlm", () => {
     expect((await fetch(`${mock.url}/v1/models`)).status).toBe(404);
     expect(mock.unexpected).toHaveLength(2);
     await expect(mock.waitForTurns("a", 1, 50)).rejects.toThrow(/did not reach/);
+  });
+
+  it("routes tool-less requests (the compaction summarizer) to noToolsRoute, and sends an error code", async () => {
+    const seen: string[] = [];
+    mock = await startMockLlm(
+      {
+        noToolsRoute: "sum",
+        routes: {
+          a: [
+            {
+              kind: "http-error",
+              status: 400,
+              message: "maximum context length",
+              code: "context_length_exceeded",
+            },
+          ],
+          sum: [{ kind: "reply", text: "summary [[mock:b]]", usage: { input: 5, output: 2 } }],
+        },
+      },
+      { beforeStep: async (route, turn) => void seen.push(`${route}#${turn}`) },
+    );
+    const withTools = (text: string) =>
+      fetch(`${mock?.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "m",
+          messages: [{ role: "user", content: text }],
+          tools: [{ type: "function", function: { name: "run_commands" } }],
+        }),
+      });
+    const err = await withTools("go [[mock:a]]");
+    expect(err.status).toBe(400);
+    expect(JSON.parse(await err.text())).toMatchObject({ error: { code: "context_length_exceeded" } });
+    // No tools advertised: the summarizer route, whatever markers the quoted transcript holds.
+    const sum = await post("/v1/chat/completions", "summarize: go [[mock:a]]");
+    expect(await sum.text()).toContain("summary [[mock:b]]");
+    expect(mock.records.map((r) => r.route)).toEqual(["sum"]);
+    expect(seen).toEqual(["a#0", "sum#0"]);
   });
 });

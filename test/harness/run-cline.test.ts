@@ -14,7 +14,7 @@ describe("clineBin", () => {
   });
 });
 
-describe("resolveClinePaths (SCHEMA.md 2.1)", () => {
+describe("resolveClinePaths (docs/cline-format.md §2.1)", () => {
   it("defaults below <home>/.cline/data and writes no captures without CLINE_DATA_DIR", () => {
     const p = resolveClinePaths({ HOME: "/h" });
     expect(p.sessionsDir).toBe("/h/.cline/data/sessions");

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { CLINE_SESSIONS_DDL } from "../adapter/cline/helpers/cline-db.ts";
 
-/** Cline's sessions table (SCHEMA.md section 6), as cline@3.0.65 creates it: one copy, shared. */
+/** Cline's sessions table (docs/cline-format.md §6), as cline@3.0.65 creates it: one copy, shared. */
 export const SESSIONS_DDL = CLINE_SESSIONS_DDL;
 
 export interface Metrics {

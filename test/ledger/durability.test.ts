@@ -59,6 +59,12 @@ describe("ledger durability", () => {
     l.close();
     const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    // v4: each call is counted where it was first counted; the one without usage waits for it.
+    expect(db.prepare("SELECT call_key, first_known FROM tool_calls ORDER BY id").all()).toEqual([
+      { call_key: "c1", first_known: 1 },
+      { call_key: "c2", first_known: 1 },
+      { call_key: "c3", first_known: 0 },
+    ]);
     db.close();
   });
 

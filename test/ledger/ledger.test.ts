@@ -45,7 +45,7 @@ describe("Ledger", () => {
     expect(series).toHaveLength(3);
     const m1 = series.find((s) => s.model === "m1" && s.agent === "lead");
     expect(m1).toMatchObject({ input: 200, output: 20, cacheRead: 100, cacheWrite: 10, events: 2 });
-    const all = l.groupedEvents([])[0];
+    const all = l.report.groupedEvents([])[0];
     const sum = series.reduce((a, s) => a + s.input, 0);
     expect(sum).toBe(all?.input);
     l.close();
@@ -156,6 +156,7 @@ describe("Ledger", () => {
       exporter: "otlp",
       eventWatermark: 3,
       callWatermark: 0,
+      captureWatermark: 0,
       windowStartNs: 5n,
       lastSuccessMs: 9,
     });

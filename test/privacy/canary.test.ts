@@ -58,12 +58,15 @@ function poisonedDoc(c: (field: string) => string): object {
             type: "tool_result",
             tool_use_id: "toolu_1",
             name: "run_commands",
+            is_error: true,
             content: [{ query: c("query"), result: c("result"), success: true }],
           },
           {
             type: "tool_result",
             tool_use_id: "toolu_2",
             name: "editor",
+            // A flag of the wrong type: skipped as bytes, outcome unknown.
+            is_error: c("is_error"),
             content: JSON.stringify({ text: c("json_string_result") }),
           },
         ],
@@ -119,6 +122,19 @@ describe("privacy by construction", () => {
     // ...while the allow-listed facts made it through.
     expect(out).toContain("run_commands");
     expect(out).toContain("claude-sonnet-4-5-20250929");
+  });
+
+  it("events, spans and metrics (http/json and http/protobuf) carry no skipped field, in the payloads or the heap", () => {
+    const run = runCanaryChild("test/privacy/signals-canary-child.ts", dir, "signals", [home], false);
+    expectCanaryAbsent(run, canary);
+    // ...while the allow-listed facts went out in all three signals: ids, names, times, outcome.
+    expect(run.out).toMatch(/received [1-9]\d* records, [1-9]\d* spans, [1-9]\d* points/);
+    expect(run.out).toContain('"cline.api_request"');
+    expect(run.out).toContain('"gen_ai.tool.call.id":"toolu_1"');
+    expect(run.out).toContain('"cline.tool.outcome":"failure"');
+    expect(run.out).toContain('"execute_tool editor"');
+    expect(run.out).toContain("gen_ai.client.token.usage");
+    expect(run.out).not.toContain('"ok":false');
   });
 
   it("control: decoding the document the ordinary way puts the canary in the heap", () => {

@@ -176,7 +176,7 @@ describe("fuzzing the collector", () => {
           expect(pass.read + pass.failed).toBe(3);
           for (const p of pass.problems)
             expect(p.path.startsWith(tree.sessionsDir) || p.path.startsWith(tree.dbDir)).toBe(true);
-          const good = ledger.groupedEvents(["project"]).find((x) => x.project === "/g");
+          const good = ledger.report.groupedEvents(["project"]).find((x) => x.project === "/g");
           expect(good).toMatchObject({ events: 2, input: 7 });
         } finally {
           ledger.close();

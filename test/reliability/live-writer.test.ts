@@ -62,7 +62,7 @@ describe("a live writer rewriting a document in place", () => {
     await exited;
     const last = await runPass(adapter, ledger);
     expect(last.failed).toBe(0);
-    const t = ledger.groupedEvents([])[0];
+    const t = ledger.report.groupedEvents([])[0];
     let input = 7;
     let output = 7;
     let cacheRead = 0;

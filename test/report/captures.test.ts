@@ -113,6 +113,7 @@ describe("cline-otel report --captures on the real CLI's captures", () => {
     expect(capturesJson(["--no-collect"], env)).toEqual({
       stages: [],
       sessions: [],
+      compactionSummarizer: { captures: 0, groups: [], sessionId: null },
       totals: { captures: 0, byStage: {} },
     });
   });

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { messagesSchema, prng, writeMessagesDoc } from "../../bench/lib/messages-doc.ts";
 import { scanBuffer, scanFile } from "../../src/scan/scanner.ts";
-import { arr, isWrongType, num, obj, type Schema, str } from "../../src/scan/schema.ts";
+import { arr, bool, isWrongType, num, obj, type Schema, str } from "../../src/scan/schema.ts";
 import { type Json, noisyStringify, project, scanPieces } from "./helpers.ts";
 
 /** The messages allow-list with a chosen string limit (huge = never too-long, for re-escaped text). */
@@ -27,7 +27,15 @@ function msgSchema(maxBytes: number) {
           cacheWriteTokens: num,
           cost: num,
         }),
-        content: arr(obj({ type: str(maxBytes), id: str(maxBytes), name: str(maxBytes) })),
+        content: arr(
+          obj({
+            type: str(maxBytes),
+            id: str(maxBytes),
+            name: str(maxBytes),
+            tool_use_id: str(maxBytes),
+            is_error: bool,
+          }),
+        ),
       }),
     ),
   });
@@ -40,12 +48,14 @@ const generic = obj({
   aa: arr(arr(str(8))),
   o: obj({ x: num, y: str(4) }),
   ao: arr(obj({ k: str(), v: num })),
+  b: bool,
+  ab: arr(bool),
   "\u{1f600}": str(),
   'i"d': str(),
   ["__proto__"]: num,
 });
 
-/** SCHEMA.md section 4, verbatim apart from the jsonc comments. */
+/** A messages document as cline@3.0.65 writes it (the shape of docs/cline-format.md §4). */
 const SCHEMA_EXAMPLE = `{
   "version": 1,
   "updated_at": "2026-11-30T05:56:40.728Z",
@@ -128,6 +138,17 @@ const TABLE: readonly [string, string, Schema][] = [
   ],
   ["string limit in objects", '{"o":{"y":"abcd"},"ao":[{"k":"x"}]}', generic],
   ["string limit exceeded", '{"o":{"y":"abcde"}}', generic],
+  [
+    "booleans: decoded where allow-listed, wrong type elsewhere",
+    '{"b":true,"ab":[true,false,null,1,"true",[],{}],"n":false,"s":true,"o":{"x":false}}',
+    generic,
+  ],
+  ["boolean false and a skipped boolean", '{"b":false,"zz":[true,false],"ab":[]}', generic],
+  [
+    "tool_result flags",
+    '{"messages":[{"role":"user","ts":5,"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"x"},{"type":"tool_result","tool_use_id":"t2","is_error":"yes"}]}]}',
+    messagesSchema,
+  ],
   ["whitespace everywhere", ' \t\r\n{ \n"s" \t: \r"x" ,\n"a"\n:\n[ 1 ,\t2 ]\n,"o":{ } } \n\t ', generic],
 ];
 
@@ -206,7 +227,7 @@ describe("scanner equals JSON.parse + allow-list projection", () => {
           id: "msg_Xa2zOv0t",
           role: "user",
           ts: 1796018200614,
-          content: [{ type: "tool_result", name: "run_commands" }],
+          content: [{ type: "tool_result", tool_use_id: "toolu_mock_1_0", name: "run_commands" }],
         },
       ],
     });

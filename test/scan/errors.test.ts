@@ -8,7 +8,7 @@ import { ScanError, scanBuffer, scanFile } from "../../src/scan/scanner.ts";
 import { arr, num, obj, str } from "../../src/scan/schema.ts";
 import { project, scanPieces } from "./helpers.ts";
 
-/** A realistic small messages document (SCHEMA.md section 4 shape, pretty-printed). */
+/** A realistic small messages document (docs/cline-format.md §4 shape, pretty-printed). */
 const DOC = JSON.stringify(
   {
     version: 1,

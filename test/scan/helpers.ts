@@ -41,6 +41,8 @@ export function project(
       return rawLen(v as string) > schema.maxBytes ? { wrongType: "too-long" } : v;
     case "number":
       return k === "number" ? v : { wrongType: k };
+    case "boolean":
+      return k === "boolean" ? v : { wrongType: k };
     case "array":
       return k === "array" ? (v as unknown[]).map((x) => project(schema.items, x, rawLen)) : { wrongType: k };
     case "object": {

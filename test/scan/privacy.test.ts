@@ -27,7 +27,7 @@ const FIELDS = [
   "result_array",
   "result_json",
   "result_query",
-  "tool_use_id",
+  "is_error_string",
   "system_prompt",
   "metadata",
   "block_unknown_value",
@@ -97,8 +97,9 @@ function buildDoc(): Record<string, unknown> {
         content: [
           {
             type: "tool_result",
-            tool_use_id: canary("tool_use_id"),
+            tool_use_id: "toolu_1",
             name: "run_commands",
+            is_error: true,
             content: [{ query: canary("result_query"), result: canary("result_array"), success: true }],
           },
         ],
@@ -112,6 +113,8 @@ function buildDoc(): Record<string, unknown> {
             type: "tool_result",
             tool_use_id: "toolu_2",
             name: "editor",
+            // An allow-listed flag of the wrong type is skipped as bytes, not decoded.
+            is_error: canary("is_error_string"),
             content: JSON.stringify({ path: "a.ts", text: canary("result_json") }),
           },
         ],
@@ -191,6 +194,17 @@ describe("privacy canary (heap snapshot)", () => {
         cacheWriteTokens: 719,
         cost: 0.00775425,
       });
+      // The tool_result fields the signals need (timing, join, outcome) are decoded...
+      const msgs = (result as { messages: { ts?: unknown; content?: Record<string, unknown>[] }[] }).messages;
+      expect(msgs[2]?.ts).toBe(1796018200614);
+      expect(msgs[2]?.content?.[0]).toEqual({
+        type: "tool_result",
+        tool_use_id: "toolu_1",
+        name: "run_commands",
+        is_error: true,
+      });
+      expect(msgs[3]?.content?.[0]?.is_error).toEqual({ wrongType: "string" });
+      // ...and nothing else of them.
       const leaked = FIELDS.filter((f) => contains(snap, canary(f)));
       expect(leaked).toEqual([]);
       expect(contains(snap, PREFIX)).toBe(false);

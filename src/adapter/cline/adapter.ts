@@ -1,33 +1,19 @@
-import { statSync } from "node:fs";
-import { type FileStat, ScanError, scanFile } from "../../scan/scanner.ts";
-import type { Adapter, Observation, Source, SourceCheckpoint } from "../types.ts";
-import { cachedIndexReader, discoverCline, type SidecarCache } from "./discover.ts";
+import { ScanError, scanFile } from "../../scan/scanner.ts";
+import { checkpointOf, collectIfChanged, readWhole } from "../fingerprint.ts";
+import type { Adapter, Observation, Source } from "../types.ts";
+import {
+  CLINE_COMPACTIONS_ADAPTER_ID,
+  collectCompactionIncremental,
+  compactionSources,
+} from "./compaction/collect.ts";
+import { isUsageSource } from "./compaction/files.ts";
+import { discoverCline } from "./discover.ts";
+import { cachedIndexReader, type IndexReader } from "./index-db.ts";
 import { parseMessagesDocument } from "./parser.ts";
 import type { ClinePaths } from "./paths.ts";
 import { messagesDocumentSchema } from "./schema.ts";
+import type { SidecarCache } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
-
-export function checkpointOf(path: string, s: FileStat): SourceCheckpoint {
-  return { path, size: s.size, mtimeNs: s.mtimeNs.toString(), ino: s.ino, dev: s.dev };
-}
-
-/**
- * The gate: a document whose size, mtime and inode match its checkpoint is not opened.
- * There is no tail read to be had, since Cline rewrites the whole JSON in place on
- * every save; any change means a full re-parse, collapsed by the persisted ids.
- */
-export function unchangedSince(cp: SourceCheckpoint | undefined, s: FileStat): boolean {
-  return cp !== undefined && cp.size === s.size && cp.mtimeNs === s.mtimeNs.toString() && cp.ino === s.ino;
-}
-
-function statFile(path: string): FileStat {
-  const s = statSync(path, { bigint: true });
-  return { size: Number(s.size), mtimeNs: s.mtimeNs, ino: Number(s.ino), dev: Number(s.dev) };
-}
-
-function sameStat(a: FileStat, b: FileStat): boolean {
-  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ino === b.ino;
-}
 
 function failed(source: Source, code: string, detail: string): Observation {
   return { status: "failed", source, problem: { path: source.path, code, detail } };
@@ -35,6 +21,10 @@ function failed(source: Source, code: string, detail: string): Observation {
 
 /** Read one document in full. Torn, vanished or unreadable documents fail (retried next pass). */
 export async function collectDocument(source: Source): Promise<Observation> {
+  // Defence in depth behind discovery: a compaction file (or anything else) is never parsed for usage.
+  if (!isUsageSource(source.path)) {
+    return failed(source, "not-a-usage-source", "only *.messages.json documents carry usage events");
+  }
   let result: Awaited<ReturnType<typeof scanFile<typeof messagesDocumentSchema>>>;
   try {
     result = await scanFile(source.path, messagesDocumentSchema);
@@ -53,7 +43,7 @@ export async function collectDocument(source: Source): Promise<Observation> {
     throw e;
   }
   // Cline writes in place (truncate + write): a read that raced a rewrite is retried.
-  if (!sameStat(result.statBefore, result.statAfter) || result.bytesRead !== result.statAfter.size) {
+  if (!readWhole(result)) {
     return failed(source, "changed-during-read", "the document was rewritten while being read");
   }
   const parsed = parseMessagesDocument(result.value, source.path, source.hint);
@@ -64,30 +54,29 @@ export async function collectDocument(source: Source): Promise<Observation> {
     events: parsed.events,
     toolCalls: parsed.toolCalls,
     problems: parsed.problems,
+    signals: parsed.signals,
   };
 }
 
-export function createClineAdapter(paths: ClinePaths): Adapter {
-  const readIndex = cachedIndexReader();
+/** `readIndex`: share one with the captures surface so the index is read once per change. */
+export function createClineAdapter(paths: ClinePaths, readIndex: IndexReader = cachedIndexReader()): Adapter {
   const sidecars: SidecarCache = new Map();
   return {
     id: CLINE_ADAPTER_ID,
-    displayName: "Cline CLI",
-    capabilities: () => ({ cost: "computed", activity: "exact-join" }),
-    discover: () => discoverCline(paths, readIndex, sidecars),
-    collect: collectDocument,
+    // Documents first, then the compaction files next to them: a compaction's model comes from
+    // its document's events, which the pass has committed by then.
+    async discover() {
+      const listed = new Set<string>();
+      const found = await discoverCline(paths, readIndex, sidecars, listed);
+      return {
+        sources: [...found.sources, ...compactionSources(found.sources, listed, paths.sessions.path)],
+        problems: found.problems,
+      };
+    },
     async collectIncremental(source, checkpoint) {
-      let s: FileStat;
-      try {
-        s = statFile(source.path);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        return failed(source, code === "ENOENT" ? "vanished" : "unreadable", `stat failed: ${code}`);
-      }
-      if (checkpoint !== undefined && unchangedSince(checkpoint, s)) {
-        return { status: "unchanged", source, checkpoint };
-      }
-      return collectDocument(source);
+      if (source.adapterId === CLINE_COMPACTIONS_ADAPTER_ID)
+        return collectCompactionIncremental(source, checkpoint);
+      return collectIfChanged(source, checkpoint, collectDocument);
     },
   };
 }

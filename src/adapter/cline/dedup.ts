@@ -4,16 +4,25 @@
  * are escaped so that no choice of ids can make two different tuples spell the same
  * key: a collision is unrepresentable, not merely improbable.
  */
-function part(s: string): string {
+/**
+ * One component of a `|`-separated key, escaped (`%` then `|`): the one escaping of every key
+ * of the Cline surfaces (messages, tool calls, turns, captures).
+ */
+export function keyPart(s: string): string {
   return s.replace(/%/g, "%25").replace(/\|/g, "%7C");
 }
 
 /** `cline|<session id>|<agent>|<message id>` */
 export function usageDedupKey(sessionId: string, agent: string, messageId: string): string {
-  return `cline|${part(sessionId)}|${part(agent)}|${part(messageId)}`;
+  return `cline|${keyPart(sessionId)}|${keyPart(agent)}|${keyPart(messageId)}`;
 }
 
 /** `cline|<session id>|<agent>|<tool_use id>` */
 export function toolCallKey(sessionId: string, agent: string, toolUseId: string): string {
-  return `cline|${part(sessionId)}|${part(agent)}|${part(toolUseId)}`;
+  return `cline|${keyPart(sessionId)}|${keyPart(agent)}|${keyPart(toolUseId)}`;
+}
+
+/** `cline|<session id>|<agent>|turn|<prompt message id>`: five parts, never equal to a four-part key. */
+export function turnKey(sessionId: string, agent: string, turnId: string): string {
+  return `cline|${keyPart(sessionId)}|${keyPart(agent)}|turn|${keyPart(turnId)}`;
 }

@@ -1,15 +1,12 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { scanFile } from "../../scan/scanner.ts";
-import { isWrongType } from "../../scan/schema.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
-import { type IndexReadResult, type IndexRow, readSessionIndex, SESSIONS_DB } from "./index-db.ts";
+import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
+import { cachedIndexReader, type IndexReadResult, type IndexRow, readSessionIndex } from "./index-db.ts";
 import { identityFromPath } from "./parser.ts";
 import type { ClinePaths } from "./paths.ts";
-import { sidecarSchema } from "./schema.ts";
+import { readSidecarCwd, type SidecarCache } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
-
-const SUFFIX = ".messages.json";
 
 /** The index names a document; resolve it against the sessions dir when stored relative. */
 export function indexDocumentPath(row: IndexRow, sessionsDir: string): string | undefined {
@@ -29,7 +26,7 @@ export function locateIndexedDocument(
   walked: (path: string) => boolean = () => false,
 ): string | undefined {
   const stored = indexDocumentPath(row, sessionsDir);
-  if (stored === undefined || !stored.endsWith(SUFFIX)) return undefined;
+  if (stored === undefined || !isUsageSource(stored)) return undefined;
   // A document the walk already saw needs no stat of its own.
   if (walked(stored) || regularFile(stored)) return stored;
   const rebased = join(sessionsDir, basename(dirname(stored)), basename(stored));
@@ -59,7 +56,12 @@ function canonical(path: string): string {
  * Walk `<sessions>/<root>/*.messages.json`: Cline's layout is exactly two levels deep,
  * so the walk never descends further, which also makes symlink loops harmless.
  */
-export function walkSessions(sessionsDir: string, problems: Problem[]): WalkedDocument[] {
+export function walkSessions(
+  sessionsDir: string,
+  problems: Problem[],
+  /** Filled with the `*.compaction.json` files the same listing saw (no extra I/O). */
+  compactionFiles?: Set<string>,
+): WalkedDocument[] {
   const found: WalkedDocument[] = [];
   let roots: Dirent[];
   try {
@@ -80,7 +82,10 @@ export function walkSessions(sessionsDir: string, problems: Problem[]): WalkedDo
       continue;
     }
     for (const f of files) {
-      if (!f.name.endsWith(SUFFIX)) continue;
+      if (compactionFiles !== undefined && isCompactionFile(f.name) && f.isFile()) {
+        compactionFiles.add(join(dir, f.name));
+      }
+      if (!isUsageSource(f.name)) continue;
       const p = join(dir, f.name);
       if (f.isFile()) found.push({ path: p, plain: root.isDirectory() });
       else if (f.isSymbolicLink() && regularFile(p)) found.push({ path: p, plain: false });
@@ -117,38 +122,6 @@ function isDir(p: string): boolean {
   }
 }
 
-/** Sidecar cwds remembered across passes, keyed by the sidecar's size, mtime and inode. */
-export type SidecarCache = Map<string, { readonly key: string; readonly cwd: string | undefined }>;
-
-/**
- * The project of a walked document: its root session's index row, else the root's
- * sidecar cwd. A sidecar is scanned again only when it changed, so an idle pass over
- * thousands of unindexed sessions does not re-read thousands of sidecars.
- */
-async function sidecarCwd(
-  sessionDir: string,
-  rootId: string,
-  problems: Problem[],
-  cache: SidecarCache,
-): Promise<string | undefined> {
-  const path = join(sessionDir, `${rootId}.json`);
-  const key = statKey(path);
-  const hit = cache.get(path);
-  if (hit !== undefined && hit.key === key) return hit.cwd;
-  let cwd: string | undefined;
-  if (regularFile(path)) {
-    try {
-      const v = (await scanFile(path, sidecarSchema)).value;
-      cwd = v !== undefined && !isWrongType(v) && typeof v.cwd === "string" ? v.cwd : undefined;
-    } catch (e) {
-      problems.push({ path, code: "unreadable-sidecar", detail: (e as Error).message });
-      return undefined; // not cached: a torn sidecar is retried next pass
-    }
-  }
-  cache.set(path, { key, cwd });
-  return cwd;
-}
-
 /**
  * Discovery: first every document the index names (with its cwd as project), then
  * every document under the sessions tree the index did not name. A missing, locked or
@@ -156,13 +129,15 @@ async function sidecarCwd(
  */
 export async function discoverCline(
   paths: ClinePaths,
-  readIndex: (dbDir: string) => IndexReadResult = readSessionIndex,
+  readIndex: (dbDir: string) => IndexReadResult | Promise<IndexReadResult> = readSessionIndex,
   sidecars: SidecarCache = new Map(),
+  /** Filled with the compaction files the walk listed (the compaction surface's sources). */
+  compactionFiles?: Set<string>,
 ): Promise<DiscoverResult> {
   const problems: Problem[] = [];
   const sources: Source[] = [];
   const sessionsDir = paths.sessions.path;
-  const index = readIndex(paths.db.path);
+  const index = await readIndex(paths.db.path);
   if (index.status !== "ok" && index.status !== "missing") {
     problems.push({
       path: index.dbPath,
@@ -176,7 +151,7 @@ export async function discoverCline(
 
   const seen = new Set<string>();
   const identity = canonicalizer(sessionsDir);
-  const walkedDocs = walkSessions(sessionsDir, problems);
+  const walkedDocs = walkSessions(sessionsDir, problems, compactionFiles);
   const walkedPlain = new Set(walkedDocs.filter((d) => d.plain).map((d) => d.path));
   for (const row of index.rows) {
     const p = locateIndexedDocument(row, sessionsDir, (path) => walkedPlain.has(path));
@@ -198,8 +173,6 @@ export async function discoverCline(
       sessionId: row.sessionId,
       rootSessionId: rootOf(row),
       project: row.cwd ?? root?.cwd ?? undefined,
-      isSubagent: row.isSubagent,
-      parentSessionId: row.parentSessionId ?? undefined,
     };
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "index", hint });
   }
@@ -214,13 +187,12 @@ export async function discoverCline(
     let project = byId.get(id.rootSessionId)?.cwd ?? undefined;
     if (project === undefined) {
       if (!cwdCache.has(id.rootSessionId)) {
-        cwdCache.set(id.rootSessionId, await sidecarCwd(dir, id.rootSessionId, problems, sidecars));
+        cwdCache.set(id.rootSessionId, await readSidecarCwd(dir, id.rootSessionId, problems, sidecars));
       }
       project = cwdCache.get(id.rootSessionId);
     }
     const hint: SessionHint = {
       rootSessionId: id.rootSessionId,
-      isSubagent: id.agent !== "lead",
       ...(project !== undefined ? { project } : {}),
     };
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
@@ -228,28 +200,5 @@ export async function discoverCline(
   return { sources, problems };
 }
 
-function statKey(path: string): string {
-  try {
-    const s = statSync(path, { bigint: true });
-    return `${s.size}:${s.mtimeNs}:${s.ino}`;
-  } catch (e) {
-    return String((e as NodeJS.ErrnoException).code);
-  }
-}
-
-/**
- * The index is re-read only when `sessions.db` or its WAL changed (size, mtime, inode):
- * an idle pass over thousands of sessions must not rebuild the index every time.
- */
-export function cachedIndexReader(read: (dbDir: string) => IndexReadResult = readSessionIndex) {
-  let last: { key: string; dbDir: string; result: IndexReadResult } | undefined;
-  return (dbDir: string): IndexReadResult => {
-    const db = join(dbDir, SESSIONS_DB);
-    const key = `${statKey(db)}|${statKey(`${db}-wal`)}`;
-    if (last !== undefined && last.dbDir === dbDir && last.key === key && last.result.status === "ok")
-      return last.result;
-    const result = read(dbDir);
-    last = { key, dbDir, result };
-    return result;
-  };
-}
+/** One copy of the cached index reader, in index-db.ts (kept importable from here). */
+export { cachedIndexReader };

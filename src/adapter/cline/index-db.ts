@@ -286,8 +286,8 @@ function trySnapshot(dbPath: string, walPath: string): Snapshot | null {
   return snapshotIsConsistent(before, after, head, wal) ? { db, wal } : null;
 }
 
-function sleepMs(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+function sleepMs(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export interface Retried<T> {
@@ -297,16 +297,21 @@ export interface Retried<T> {
 
 /**
  * Calls `attempt` until it returns a value or `timeoutMs` has passed, at least once, pausing
- * 5, 10, 20, 40, then 50 ms in between (synchronously: the reader is synchronous by design).
+ * 5, 10, 20, 40, then 50 ms in between. The pauses are timers, never a blocking wait: while Cline
+ * checkpoints, the daemon keeps answering Prometheus scrapes and signals.
  */
-export function retryUntil<T>(attempt: () => T | null, timeoutMs: number, sleep = sleepMs): Retried<T> {
+export async function retryUntil<T>(
+  attempt: () => T | null,
+  timeoutMs: number,
+  sleep: (ms: number) => Promise<void> = sleepMs,
+): Promise<Retried<T>> {
   const deadline = Date.now() + timeoutMs;
   for (let attempts = 1, pause = 5; ; attempts++, pause = Math.min(pause * 2, 50)) {
     const value = attempt();
     if (value !== null) return { value, attempts };
     const left = deadline - Date.now();
     if (left <= 0) return { value: null, attempts };
-    sleep(Math.min(pause, left));
+    await sleep(Math.min(pause, left));
   }
 }
 
@@ -420,9 +425,12 @@ function ioFailure(dbPath: string, e: unknown): IndexReadResult {
 
 /**
  * Reads the `sessions` table of `<dbDir>/sessions.db` (committed rows, including those only in
- * `sessions.db-wal`). Creates, locks and modifies nothing on disk; never throws.
+ * `sessions.db-wal`). Creates, locks and modifies nothing on disk; never rejects.
  */
-export function readSessionIndex(dbDir: string, opts?: { busyTimeoutMs?: number }): IndexReadResult {
+export async function readSessionIndex(
+  dbDir: string,
+  opts?: { busyTimeoutMs?: number },
+): Promise<IndexReadResult> {
   const dbPath = join(dbDir, SESSIONS_DB);
   const walPath = `${dbPath}-wal`;
   try {
@@ -448,7 +456,7 @@ export function readSessionIndex(dbDir: string, opts?: { busyTimeoutMs?: number 
     const timeoutMs = Math.max(0, opts?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
     let taken: Retried<Snapshot>;
     try {
-      taken = retryUntil(() => trySnapshot(dbPath, walPath), timeoutMs);
+      taken = await retryUntil(() => trySnapshot(dbPath, walPath), timeoutMs);
     } catch (e) {
       return ioFailure(dbPath, e);
     }
@@ -512,4 +520,45 @@ export function readSessionIndex(dbDir: string, opts?: { busyTimeoutMs?: number 
       `reading ${dbPath} failed unexpectedly: ${messageOf(e)}; ${WALK_NOTE}`,
     );
   }
+}
+
+/** Reads the index of a db dir; tests substitute synchronous fakes. */
+export type IndexReader = (dbDir: string) => Promise<IndexReadResult>;
+
+/** A file's size, mtime and inode as one string (or the errno code): a change key. */
+export function statKey(path: string): string {
+  try {
+    const s = statSync(path, { bigint: true });
+    return `${s.size}:${s.mtimeNs}:${s.ino}`;
+  } catch (e) {
+    // Absent (no WAL right now) or unreadable: the code is part of the key, the read reports it.
+    return String(errnoOf(e));
+  }
+}
+
+/** How long a failed read (locked, corrupt, ...) of an unchanged index is reused: one pass. */
+const FAILED_READ_REUSE_MS = 1000;
+
+/**
+ * The one index reader of a process: re-reads `sessions.db` only when it or its WAL changed
+ * (size, mtime, inode), so neither an idle pass nor a second surface (the captures' session
+ * join) rebuilds the index. A failed read is retried on the next pass, not by the other surface
+ * of the same pass. Concurrent callers share one read.
+ */
+export function cachedIndexReader(
+  read: (dbDir: string) => IndexReadResult | Promise<IndexReadResult> = readSessionIndex,
+  now: () => number = Date.now,
+): IndexReader {
+  let last: { key: string; dbDir: string; at: number; result: Promise<IndexReadResult> } | undefined;
+  return async (dbDir) => {
+    const db = join(dbDir, SESSIONS_DB);
+    const key = `${statKey(db)}|${statKey(`${db}-wal`)}`;
+    if (last !== undefined && last.dbDir === dbDir && last.key === key) {
+      const cached = await last.result;
+      if (cached.status === "ok" || now() - last.at < FAILED_READ_REUSE_MS) return cached;
+    }
+    const entry = { key, dbDir, at: now(), result: Promise.resolve(read(dbDir)) };
+    last = entry;
+    return entry.result;
+  };
 }

@@ -1,8 +1,17 @@
 import { basename, dirname } from "node:path";
 import { isWrongType } from "../../scan/schema.ts";
-import type { Problem, SessionHint, ToolCall, UsageEvent } from "../types.ts";
+import { latestTs, validTs } from "../timing.ts";
+import type {
+  AgentTurn,
+  DocumentSignals,
+  Problem,
+  SessionHint,
+  ToolCall,
+  ToolResult,
+  UsageEvent,
+} from "../types.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
-import { toolCallKey, usageDedupKey } from "./dedup.ts";
+import { toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
 
 export interface ParsedDocument {
@@ -11,6 +20,7 @@ export interface ParsedDocument {
   readonly events: UsageEvent[];
   readonly toolCalls: ToolCall[];
   readonly problems: Problem[];
+  readonly signals: DocumentSignals;
 }
 
 const SUFFIX = ".messages.json";
@@ -84,9 +94,11 @@ export function parseMessagesDocument(
   const events: UsageEvent[] = [];
   const toolCalls: ToolCall[] = [];
   const fromPath = identityFromPath(path);
+  const rootSessionId = hint.rootSessionId ?? fromPath.rootSessionId;
   if (doc === undefined || isWrongType(doc)) {
     problems.push({ path, code: "not-a-messages-document", detail: "top-level value is not an object" });
-    return { sessionId: fromPath.sessionId, agent: fromPath.agent, events, toolCalls, problems };
+    const signals = emptySignals(fromPath.sessionId, rootSessionId, fromPath.agent);
+    return { sessionId: fromPath.sessionId, agent: fromPath.agent, events, toolCalls, problems, signals };
   }
   const sessionId = text(doc.sessionId) ?? hint.sessionId ?? fromPath.sessionId;
   const agent = text(doc.agent) ?? fromPath.agent;
@@ -94,18 +106,38 @@ export function parseMessagesDocument(
   const messages = doc.messages;
   if (messages === undefined || isWrongType(messages)) {
     problems.push({ path, code: "no-messages", detail: "document has no messages array" });
-    return { sessionId, agent, events, toolCalls, problems };
+    return {
+      sessionId,
+      agent,
+      events,
+      toolCalls,
+      problems,
+      signals: emptySignals(sessionId, rootSessionId, agent),
+    };
   }
   const seen = new Set<string>();
+  const toolResults: ToolResult[] = [];
+  const turns = new TurnBuilder(sessionId, rootSessionId, agent, project, path);
+  // The latest ts among the messages before the current one: a request's start (chatStartMs).
+  let earlierTs = 0;
+  let lastTsMs = 0;
   for (const msg of messages) {
     if (isWrongType(msg)) continue;
+    const ts = validTs(msg.ts);
+    const startMs = earlierTs;
+    earlierTs = latestTs(earlierTs, ts);
+    lastTsMs = earlierTs;
+    const blocks = msg.content !== undefined && !isWrongType(msg.content) ? msg.content : [];
+    if (msg.role === "user") {
+      readUserMessage(msg.id, ts, blocks, { sessionId, agent, path }, toolResults, turns, problems);
+      continue;
+    }
     if (msg.role !== "assistant") continue;
+    turns.touch(ts);
     const messageId = text(msg.id);
     const modelInfo = msg.modelInfo !== undefined && !isWrongType(msg.modelInfo) ? msg.modelInfo : undefined;
     const model = text(modelInfo?.id) ?? "";
     const provider = text(modelInfo?.provider) ?? "";
-    const ts = typeof msg.ts === "number" && Number.isFinite(msg.ts) && msg.ts >= 0 ? Math.trunc(msg.ts) : 0;
-    const blocks = msg.content !== undefined && !isWrongType(msg.content) ? msg.content : [];
     const uses: { id?: unknown; name?: unknown }[] = [];
     for (const b of blocks) if (!isWrongType(b) && b.type === "tool_use") uses.push(b);
 
@@ -149,6 +181,8 @@ export function parseMessagesDocument(
           recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : null,
           toolCallCount: uses.length,
           sourcePath: path,
+          startMs,
+          turnId: turns.currentId(),
         });
       }
     }
@@ -174,8 +208,120 @@ export function parseMessagesDocument(
         provider,
         project,
         sourcePath: path,
+        messageId,
+        toolUseId: id,
+        turnId: turns.currentId(),
       });
     }
   }
-  return { sessionId, agent, events, toolCalls, problems };
+  const signals: DocumentSignals = {
+    sessionId,
+    rootSessionId,
+    agent,
+    lastTsMs,
+    toolResults,
+    turns: turns.done(),
+  };
+  return { sessionId, agent, events, toolCalls, problems, signals };
+}
+
+function emptySignals(sessionId: string, rootSessionId: string, agent: string): DocumentSignals {
+  return { sessionId, rootSessionId, agent, lastTsMs: 0, toolResults: [], turns: [] };
+}
+
+/**
+ * A user message is either tool results (one per call, docs/cline-format.md §4.1) or a prompt, which opens a
+ * new turn. Only the blocks' `tool_use_id` and `is_error` are read.
+ */
+function readUserMessage(
+  rawId: unknown,
+  ts: number,
+  blocks: readonly unknown[],
+  doc: { readonly sessionId: string; readonly agent: string; readonly path: string },
+  out: ToolResult[],
+  turns: TurnBuilder,
+  problems: Problem[],
+): void {
+  const messageId = text(rawId) ?? "";
+  let results = 0;
+  for (const raw of blocks) {
+    if (isWrongType(raw)) continue;
+    const b = raw as { type?: unknown; tool_use_id?: unknown; is_error?: unknown };
+    if (b.type !== "tool_result") continue;
+    results++;
+    const toolUseId = text(b.tool_use_id);
+    if (toolUseId === undefined) {
+      problems.push({
+        path: doc.path,
+        code: "missing-tool-use-id",
+        detail: `message ${messageId || "(no id)"}: tool_result without a tool_use_id`,
+      });
+      continue;
+    }
+    out.push({
+      callKey: toolCallKey(doc.sessionId, doc.agent, toolUseId),
+      toolUseId,
+      sessionId: doc.sessionId,
+      agent: doc.agent,
+      messageId,
+      timestampMs: ts,
+      isError: b.is_error === undefined ? false : typeof b.is_error === "boolean" ? b.is_error : null,
+      sourcePath: doc.path,
+    });
+  }
+  if (results === 0) turns.open(messageId, ts);
+  else turns.touch(ts);
+}
+
+/** The turns of one document, in order: each prompt opens one, closing the one before. */
+class TurnBuilder {
+  private readonly turns: AgentTurn[] = [];
+  private current: { turnId: string; startMs: number; endMs: number } | undefined;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly rootSessionId: string,
+    private readonly agent: string,
+    private readonly project: string,
+    private readonly path: string,
+  ) {}
+
+  open(turnId: string, ts: number): void {
+    this.finish(true);
+    this.current = { turnId, startMs: ts, endMs: ts };
+  }
+
+  /** A message of the current turn (before any prompt: the "" turn). */
+  touch(ts: number): void {
+    if (this.current === undefined) this.current = { turnId: "", startMs: ts, endMs: ts };
+    if (this.current.startMs === 0) this.current.startMs = ts;
+    this.current.endMs = latestTs(this.current.endMs, ts);
+  }
+
+  currentId(): string {
+    return this.current?.turnId ?? "";
+  }
+
+  done(): AgentTurn[] {
+    this.finish(false);
+    return this.turns;
+  }
+
+  private finish(closed: boolean): void {
+    const c = this.current;
+    if (c === undefined) return;
+    this.current = undefined;
+    this.turns.push({
+      turnKey: turnKey(this.sessionId, this.agent, c.turnId),
+      turnId: c.turnId,
+      sessionId: this.sessionId,
+      rootSessionId: this.rootSessionId,
+      agent: this.agent,
+      project: this.project,
+      startMs: c.startMs,
+      endMs: c.endMs,
+      closed,
+      sourcePath: this.path,
+    });
+  }
 }

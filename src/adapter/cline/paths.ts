@@ -1,8 +1,9 @@
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { type Env, envStr } from "../../config/env.ts";
 
 /**
- * Cline's own path chain (verified against cline@3.0.65, SCHEMA.md 2.1):
+ * Cline's own path chain (verified against cline@3.0.65, docs/cline-format.md §2.1):
  *   root     = $CLINE_DIR              or <home>/.cline
  *   data     = $CLINE_DATA_DIR         or <root>/data
  *   sessions = $CLINE_SESSION_DATA_DIR or <data>/sessions
@@ -40,18 +41,6 @@ export interface ClinePathFlags {
   readonly dbDir?: string | undefined;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** An empty variable is unset, as in Cline (`a || b`). */
-function envValue(env: Env, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v === "" ? undefined : v;
-}
-
-function abs(p: string, cwd: string): string {
-  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
-}
-
 /**
  * Resolve the four Cline directories. A flag beats the variable at its own level and
  * also the variables BELOW it (as Cline's own `--data-dir` overrides
@@ -66,9 +55,9 @@ export function resolveClinePaths(
   const rootFlag = flags.clineDir;
   const root: ResolvedPath =
     rootFlag !== undefined
-      ? { path: abs(rootFlag, cwd), origin: "flag", via: "--cline-dir" }
-      : envValue(env, ENV.dir) !== undefined
-        ? { path: abs(envValue(env, ENV.dir) as string, cwd), origin: "env", via: ENV.dir }
+      ? { path: resolve(cwd, rootFlag), origin: "flag", via: "--cline-dir" }
+      : envStr(env, ENV.dir) !== undefined
+        ? { path: resolve(cwd, envStr(env, ENV.dir) as string), origin: "env", via: ENV.dir }
         : { path: join(home, ".cline"), origin: "default", via: "<home>/.cline" };
 
   const data = level(
@@ -106,9 +95,9 @@ function level(
   child: string,
   cwd: string,
 ): ResolvedPath {
-  if (flag !== undefined) return { path: abs(flag, cwd), origin: "flag", via: flagName };
-  const fromEnv = parentFromFlag ? undefined : envValue(env, envName);
-  if (fromEnv !== undefined) return { path: abs(fromEnv, cwd), origin: "env", via: envName };
+  if (flag !== undefined) return { path: resolve(cwd, flag), origin: "flag", via: flagName };
+  const fromEnv = parentFromFlag ? undefined : envStr(env, envName);
+  if (fromEnv !== undefined) return { path: resolve(cwd, fromEnv), origin: "env", via: envName };
   const rule = parent.origin === "default" ? parent.via : `<${parent.via}>`;
   return {
     path: join(parent.path, child),

@@ -1,9 +1,10 @@
-import { arr, num, obj, str } from "../../scan/schema.ts";
+import { arr, bool, num, obj, str } from "../../scan/schema.ts";
 
 /**
  * The allow-list: the ONLY fields of a Cline document this process ever decodes.
  * Everything else (message text, thinking, tool inputs, tool results, the system
  * prompt, metadata) is skipped as bytes by the scanner and never becomes a string.
+ * Every message's `ts` is decoded (user messages too: the timing of chat and tool spans).
  */
 export const messagesDocumentSchema = obj({
   version: num,
@@ -22,7 +23,10 @@ export const messagesDocumentSchema = obj({
         cacheWriteTokens: num,
         cost: num,
       }),
-      content: arr(obj({ type: str(64), id: str(512), name: str(512) })),
+      // tool_use: id, name. tool_result: tool_use_id, is_error; never its content.
+      content: arr(
+        obj({ type: str(64), id: str(512), name: str(512), tool_use_id: str(512), is_error: bool }),
+      ),
     }),
   ),
 });

@@ -12,7 +12,7 @@ describe("applyCacheRule", () => {
   it.each([
     // name, metrics, [input, output, cacheRead, cacheWrite, total], branch
     [
-      "anthropic-style: cache inside input (SCHEMA 4.5)",
+      "anthropic-style: cache inside input (docs/cline-format.md §4.5)",
       m(7952, 323, 7002, 729),
       [221, 323, 7002, 729, 8275],
       "subset",

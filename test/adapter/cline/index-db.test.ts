@@ -90,9 +90,9 @@ function expectedAll(rows: readonly Record<string, SqlValue>[]): IndexRow[] {
 }
 
 /** Reads and proves nothing in the directory changed: names, sizes and content hashes, -shm included. */
-function readUntouched(dir: string, opts?: { busyTimeoutMs?: number }): IndexReadResult {
+async function readUntouched(dir: string, opts?: { busyTimeoutMs?: number }): Promise<IndexReadResult> {
   const before = listing(dir);
-  const result = readSessionIndex(dir, opts);
+  const result = await readSessionIndex(dir, opts);
   expect(listing(dir)).toEqual(before);
   return result;
 }
@@ -129,7 +129,7 @@ const roots = [
 ];
 
 describe("readSessionIndex: WAL states, nothing created or modified", () => {
-  it("checkpointed WAL db with no -wal/-shm: all rows, while a naive read-only open creates both files", () => {
+  it("checkpointed WAL db with no -wal/-shm: all rows, while a naive read-only open creates both files", async () => {
     const dir = track(tempDir());
     const w = writer(dir);
     insertRows(w, [...roots, subagent]);
@@ -139,7 +139,7 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     const header = readFileSync(join(dir, DB));
     expect([header[18], header[19]]).toEqual([2, 2]); // still a WAL-mode database
 
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result).toMatchObject({ status: "ok", strategy: "in-memory", dbPath: join(dir, DB) });
     expect(result.problem).toBeUndefined();
     expect(result.rows).toEqual(expectedAll([...roots, subagent]));
@@ -154,14 +154,14 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     expect(existsSync(join(naive, SHM))).toBe(true);
   });
 
-  it("live writer with rows only in the -wal; later commits are seen by the next read", () => {
+  it("live writer with rows only in the -wal; later commits are seen by the next read", async () => {
     const dir = track(tempDir());
     const w = writer(dir);
     insertRows(w, roots);
     expect(mainFileIds(dir)).toEqual([]); // committed, but only in sessions.db-wal
     expect(existsSync(join(dir, SHM))).toBe(true);
 
-    const first = readUntouched(dir);
+    const first = await readUntouched(dir);
     expect(first.status).toBe("ok");
     expect(first.rows).toEqual(expectedAll(roots));
 
@@ -172,7 +172,7 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
       roots[0]?.session_id,
     );
     w.prepare("DELETE FROM sessions WHERE session_id = ?").run(roots[1]?.session_id);
-    const second = readUntouched(dir);
+    const second = await readUntouched(dir);
     expect(second.rows).toEqual(
       expectedAll([
         { ...(roots[0] as Record<string, SqlValue>), messages_path: "/moved.json" },
@@ -183,7 +183,7 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     expect(mainFileIds(dir)).toEqual([]);
   });
 
-  it("writer holding BEGIN IMMEDIATE with uncommitted (spilled) inserts: committed rows only, no hang", () => {
+  it("writer holding BEGIN IMMEDIATE with uncommitted (spilled) inserts: committed rows only, no hang", async () => {
     const dir = track(tempDir());
     const w = writer(dir);
     w.pragma("cache_size = 10"); // forces the open transaction's pages into the -wal before commit
@@ -197,38 +197,40 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     expect(statSync(join(dir, WAL)).size).toBeGreaterThan(walBefore + 500_000); // uncommitted frames on disk
 
     const started = Date.now();
-    const during = readUntouched(dir, { busyTimeoutMs: 200 });
+    const during = await readUntouched(dir, { busyTimeoutMs: 200 });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(during.status).toBe("ok");
     expect(during.rows).toEqual(expectedAll(roots));
 
     w.exec("COMMIT");
-    expect(ids(readUntouched(dir))).toEqual(expectedAll([...roots, ...pending]).map((r) => r.sessionId));
+    expect(ids(await readUntouched(dir))).toEqual(
+      expectedAll([...roots, ...pending]).map((r) => r.sessionId),
+    );
   });
 
-  it("-wal and -shm left behind by a writer that exited: rows read, -shm untouched", () => {
+  it("-wal and -shm left behind by a writer that exited: rows read, -shm untouched", async () => {
     const dir = track(tempDir());
     writeAndAbandon(dir, [...roots, subagent]);
     expect(existsSync(join(dir, WAL))).toBe(true);
     expect(existsSync(join(dir, SHM))).toBe(true);
     expect(mainFileIds(dir)).toEqual([]);
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(expectedAll([...roots, subagent]));
   });
 
-  it("-wal present, -shm absent: rows read, no -shm created", () => {
+  it("-wal present, -shm absent: rows read, no -shm created", async () => {
     const src = track(tempDir());
     writeAndAbandon(src, [...roots, subagent]);
     const dir = track(copyFiles(src, [DB, WAL]));
     expect(existsSync(join(dir, SHM))).toBe(false);
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(expectedAll([...roots, subagent]));
     expect(existsSync(join(dir, SHM))).toBe(false);
   });
 
-  it("a WAL with a bad header contributes nothing, as in SQLite", () => {
+  it("a WAL with a bad header contributes nothing, as in SQLite", async () => {
     const src = track(tempDir());
     const w = writer(src);
     insertRows(w, roots);
@@ -239,14 +241,14 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     expect(outcome(() => sqliteOracle(readFileSync(join(dir, DB)), readFileSync(join(dir, WAL))))).toEqual(
       expectedAll(roots).map((r) => ({ sessionId: r.sessionId, messagesPath: r.messagesPath })),
     );
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(expectedAll(roots));
   });
 });
 
 describe("readSessionIndex: schema variants", () => {
-  it("older schema without the migrated columns: those fields are null/false", () => {
+  it("older schema without the migrated columns: those fields are null/false", async () => {
     const dir = track(tempDir());
     const w = writer(dir, { ddl: OLD_SESSIONS_DDL });
     const old = [
@@ -268,14 +270,14 @@ describe("readSessionIndex: schema variants", () => {
     ];
     const pick = (r: Record<string, SqlValue>) => Object.fromEntries(old.map((k) => [k, r[k] ?? null]));
     insertRows(w, roots.map(pick));
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(
       expectedAll(roots).map((r) => ({ ...r, messagesPath: null, parentSessionId: null, agentId: null })),
     );
   });
 
-  it("migrated columns appended at the end by ALTER TABLE are read by name", () => {
+  it("migrated columns appended at the end by ALTER TABLE are read by name", async () => {
     const dir = track(tempDir());
     const w = writer(dir, { ddl: OLD_SESSIONS_DDL });
     for (const ddl of MIGRATED_COLUMNS_DDL) w.exec(ddl);
@@ -283,11 +285,11 @@ describe("readSessionIndex: schema variants", () => {
     expect(cols.slice(-9)).toEqual(MIGRATED_COLUMNS_DDL.map((ddl) => ddl.split(" ")[5]));
     expect(cols.indexOf("messages_path")).toBeGreaterThan(cols.indexOf("updated_at"));
     insertRows(w, [...roots, subagent]);
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.rows).toEqual(expectedAll([...roots, subagent]));
   });
 
-  it("columns in a shuffled order are read by name", () => {
+  it("columns in a shuffled order are read by name", async () => {
     const dir = track(tempDir());
     const w = writer(dir, {
       ddl: `CREATE TABLE sessions (model TEXT, messages_path TEXT, is_subagent INTEGER, cwd TEXT, agent_id TEXT,
@@ -310,10 +312,10 @@ describe("readSessionIndex: schema variants", () => {
       ),
     );
     insertRows(w, rows);
-    expect(readUntouched(dir).rows).toEqual(expectedAll([...roots, subagent]));
+    expect((await readUntouched(dir)).rows).toEqual(expectedAll([...roots, subagent]));
   });
 
-  it("never decodes metadata_json or prompt (here they fail when evaluated: SELECT * would throw)", () => {
+  it("never decodes metadata_json or prompt (here they fail when evaluated: SELECT * would throw)", async () => {
     expect(SELECTED_COLUMNS).not.toContain("metadata_json");
     expect(SELECTED_COLUMNS).not.toContain("prompt");
     const ddl = CLINE_SESSIONS_DDL.replace("prompt TEXT, metadata_json TEXT,", "");
@@ -328,12 +330,12 @@ describe("readSessionIndex: schema variants", () => {
     w.exec("ALTER TABLE sessions ADD COLUMN prompt TEXT GENERATED ALWAYS AS (json('{')) VIRTUAL");
     w.exec("ALTER TABLE sessions ADD COLUMN metadata_json TEXT GENERATED ALWAYS AS (json('[')) VIRTUAL");
     expect(() => w.prepare("SELECT * FROM sessions").all()).toThrow(/JSON/);
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(expectedAll(roots));
   });
 
-  it("returns messages_path as stored: relative, NULL, a directory", () => {
+  it("returns messages_path as stored: relative, NULL, a directory", async () => {
     const dir = track(tempDir());
     const w = writer(dir);
     const rows = [
@@ -343,7 +345,7 @@ describe("readSessionIndex: schema variants", () => {
       sessionRow("d_empty", { messages_path: "" }),
     ];
     insertRows(w, rows);
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.rows.map((r) => r.messagesPath)).toEqual([
       "a_relative/a_relative.messages.json",
       null,
@@ -352,11 +354,11 @@ describe("readSessionIndex: schema variants", () => {
     ]);
   });
 
-  it("skips and reports rows without a session_id (TEXT PRIMARY KEY admits NULL)", () => {
+  it("skips and reports rows without a session_id (TEXT PRIMARY KEY admits NULL)", async () => {
     const dir = track(tempDir());
     const w = writer(dir, { ddl: "CREATE TABLE sessions (session_id TEXT PRIMARY KEY, cwd TEXT)" });
     w.exec("INSERT INTO sessions VALUES (NULL, '/a'), ('s1', '/b'), (42, '/c')");
-    const result = readUntouched(dir);
+    const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows.map((r) => [r.sessionId, r.cwd, r.messagesPath])).toEqual([
       ["42", "/c", null],
@@ -397,70 +399,74 @@ describe("readSessionIndex: failures are results, never exceptions", () => {
     expect(result.problem).not.toMatch(/\n/);
   }
 
-  it("random bytes: corrupt", () => {
+  it("random bytes: corrupt", async () => {
     const bytes = Buffer.alloc(8192);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919 + 13) % 251;
     const dir = withDb(bytes);
-    expectProblem(readUntouched(dir), "corrupt", "not a readable SQLite database");
+    expectProblem(await readUntouched(dir), "corrupt", "not a readable SQLite database");
   });
 
-  it("truncated to its first 1000 bytes: corrupt", () => {
+  it("truncated to its first 1000 bytes: corrupt", async () => {
     const real = realDbBytes();
     expect(real.length).toBeGreaterThan(8192);
     const dir = withDb(real.subarray(0, 1000));
-    expectProblem(readUntouched(dir), "corrupt", "SQLITE_CORRUPT");
+    expectProblem(await readUntouched(dir), "corrupt", "SQLITE_CORRUPT");
   });
 
-  it("truncated after its schema page: corrupt, not a partial answer", () => {
+  it("truncated after its schema page: corrupt, not a partial answer", async () => {
     const dir = withDb(realDbBytes().subarray(0, 4096 + 100));
-    expectProblem(readUntouched(dir), "corrupt");
+    expectProblem(await readUntouched(dir), "corrupt");
   });
 
-  it("empty file: no sessions table, said to be empty", () => {
-    expectProblem(readUntouched(withDb(Buffer.alloc(0))), "no-sessions-table", "empty (0 bytes)");
+  it("empty file: no sessions table, said to be empty", async () => {
+    expectProblem(await readUntouched(withDb(Buffer.alloc(0))), "no-sessions-table", "empty (0 bytes)");
   });
 
-  it("a text file: corrupt", () => {
-    expectProblem(readUntouched(withDb("this is not a database\n".repeat(50))), "corrupt", "SQLITE_NOTADB");
+  it("a text file: corrupt", async () => {
+    expectProblem(
+      await readUntouched(withDb("this is not a database\n".repeat(50))),
+      "corrupt",
+      "SQLITE_NOTADB",
+    );
   });
 
-  it("missing file and missing directory: missing", () => {
+  it("missing file and missing directory: missing", async () => {
     const dir = track(tempDir());
-    const r1 = readUntouched(dir);
+    const r1 = await readUntouched(dir);
     expectProblem(r1, "missing", "does not exist");
     expect(r1.strategy).toBe("none");
-    const r2 = readSessionIndex(join(dir, "no", "such"));
+    const r2 = await readSessionIndex(join(dir, "no", "such"));
     expectProblem(r2, "missing", "does not exist");
     expect(existsSync(join(dir, "no"))).toBe(false);
   });
 
-  it("sessions.db is a directory: unreadable; dbDir is a file: missing", () => {
+  it("sessions.db is a directory: unreadable; dbDir is a file: missing", async () => {
     const dir = track(tempDir());
     mkdirSync(join(dir, DB));
-    expectProblem(readUntouched(dir), "unreadable", "EISDIR");
+    expectProblem(await readUntouched(dir), "unreadable", "EISDIR");
     writeFileSync(join(dir, "file"), "x");
-    expectProblem(readSessionIndex(join(dir, "file")), "missing", "not a directory");
+    expectProblem(await readSessionIndex(join(dir, "file")), "missing", "not a directory");
   });
 
-  it("no sessions table, or sessions as a view: no-sessions-table", () => {
+  it("no sessions table, or sessions as a view: no-sessions-table", async () => {
     const dir = track(tempDir());
     const w = writer(dir, { ddl: "CREATE TABLE teams (id TEXT)" });
-    expectProblem(readUntouched(dir), "no-sessions-table", "has no sessions table");
+    expectProblem(await readUntouched(dir), "no-sessions-table", "has no sessions table");
     w.exec("CREATE VIEW sessions AS SELECT id AS session_id FROM teams");
-    expectProblem(readUntouched(dir), "no-sessions-table", "view");
+    expectProblem(await readUntouched(dir), "no-sessions-table", "view");
   });
 
-  it("a WAL of an unknown format version: corrupt (SQLite refuses it too)", () => {
+  it("a WAL of an unknown format version: corrupt (SQLite refuses it too)", async () => {
     const src = track(tempDir());
     writeAndAbandon(src, roots);
     const wal = reencodeWal(readFileSync(join(src, WAL)), { bigEndian: false, version: 3007001 });
     const dir = track(copyFiles(src, [DB]));
     writeFileSync(join(dir, WAL), wal);
-    expectProblem(readUntouched(dir), "corrupt", "unsupported WAL format version 3007001");
+    expectProblem(await readUntouched(dir), "corrupt", "unsupported WAL format version 3007001");
     expect(() => sqliteOracle(readFileSync(join(dir, DB)), wal)).toThrow();
   });
 
-  it("a rollback-mode db with a hot journal: locked", () => {
+  it("a rollback-mode db with a hot journal: locked", async () => {
     const dir = track(tempDir());
     const conn = new Database(join(dir, DB));
     conn.exec(CLINE_SESSIONS_DDL);
@@ -470,10 +476,10 @@ describe("readSessionIndex: failures are results, never exceptions", () => {
       join(dir, `${DB}-journal`),
       Buffer.concat([Buffer.from([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]), Buffer.alloc(504)]),
     );
-    expectProblem(readUntouched(dir), "locked", "unfinished transaction");
+    expectProblem(await readUntouched(dir), "locked", "unfinished transaction");
     // A zeroed (persist-mode) journal is not hot.
     writeFileSync(join(dir, `${DB}-journal`), Buffer.alloc(512));
-    expect(readUntouched(dir).rows).toEqual(expectedAll(roots));
+    expect((await readUntouched(dir)).rows).toEqual(expectedAll(roots));
   });
 });
 
@@ -500,7 +506,7 @@ function outcome(read: () => unknown[]): unknown[] | "error" {
 }
 
 describe("applyWal against SQLite's own WAL recovery", () => {
-  it("big-endian checksums (a WAL from a big-endian host) replay like SQLite", () => {
+  it("big-endian checksums (a WAL from a big-endian host) replay like SQLite", async () => {
     const src = track(tempDir());
     writeAndAbandon(src, [...roots, subagent]);
     const db = readFileSync(join(src, DB));
@@ -510,10 +516,10 @@ describe("applyWal against SQLite's own WAL recovery", () => {
     expect(oracle.map((r) => r.sessionId)).toEqual(expectedAll([...roots, subagent]).map((r) => r.sessionId));
     const dir = track(copyFiles(src, [DB]));
     writeFileSync(join(dir, WAL), wal);
-    expect(readUntouched(dir).rows).toEqual(expectedAll([...roots, subagent]));
+    expect((await readUntouched(dir)).rows).toEqual(expectedAll([...roots, subagent]));
   });
 
-  it("an empty main file with every page in the WAL", () => {
+  it("an empty main file with every page in the WAL", async () => {
     const src = track(tempDir());
     writeAndAbandon(src, roots);
     const wal = readFileSync(join(src, WAL));
@@ -526,7 +532,7 @@ describe("applyWal against SQLite's own WAL recovery", () => {
     conn.close();
   });
 
-  it("does not mutate its inputs", () => {
+  it("does not mutate its inputs", async () => {
     const src = track(tempDir());
     writeAndAbandon(src, roots);
     const db = readFileSync(join(src, DB));
@@ -537,7 +543,7 @@ describe("applyWal against SQLite's own WAL recovery", () => {
     expect(db.equals(db0) && wal.equals(wal0)).toBe(true);
   });
 
-  it("property: for random histories, page sizes, torn or damaged WAL tails, rows equal SQLite's", () => {
+  it("property: for random histories, page sizes, torn or damaged WAL tails, rows equal SQLite's", async () => {
     const op = fc.oneof(
       fc.record({
         kind: fc.constant("insert" as const),
@@ -555,13 +561,13 @@ describe("applyWal against SQLite's own WAL recovery", () => {
       fc.record({ kind: fc.constant("flip" as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
     );
     let seq = 0;
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.constantFrom(512, 1024, 4096, 65536),
         fc.array(op, { minLength: 1, maxLength: 12 }),
         fc.boolean(),
         damage,
-        (pageSize, ops, spill, dmg) => {
+        async (pageSize, ops, spill, dmg) => {
           const dir = tempDir();
           try {
             const w = openWriter(dir, { pageSize });
@@ -606,7 +612,7 @@ describe("applyWal against SQLite's own WAL recovery", () => {
               expect(outcome(() => queryReplay(db, wal))).toEqual(outcome(() => sqliteOracle(db, wal)));
               if (dmg.kind === "none") {
                 // Undamaged: exactly what the writer itself sees as committed.
-                const read = readSessionIndex(dir);
+                const read = await readSessionIndex(dir);
                 expect(read.status).toBe("ok");
                 expect(ids(read)).toEqual(committed);
               }
@@ -660,7 +666,7 @@ describe("readSessionIndex under a concurrent writer process", () => {
     const statuses = new Map<string, number>();
     const until = Date.now() + 2000;
     while (Date.now() < until) {
-      const r = readSessionIndex(dir);
+      const r = await readSessionIndex(dir);
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       results.push(ids(r));
     }
@@ -675,7 +681,7 @@ describe("readSessionIndex under a concurrent writer process", () => {
     }
     expect(new Set(results.map((r) => r.length)).size).toBeGreaterThan(5); // really ran concurrently
     // After the writer closed (checkpointed, deleted -wal/-shm) every committed row is still there.
-    const final = readUntouched(dir);
+    const final = await readUntouched(dir);
     expect(final.rows.length).toBeGreaterThanOrEqual(previous);
     expect(existsSync(join(dir, WAL))).toBe(false);
   });
@@ -692,14 +698,14 @@ describe("snapshotIsConsistent", () => {
   const walOf = (salt: number, frames: number): Buffer =>
     Buffer.concat([header(salt), Buffer.alloc(frames * 4120, 1)]);
 
-  it("accepts an unchanged db with the same WAL generation, even if frames were appended", () => {
+  it("accepts an unchanged db with the same WAL generation, even if frames were appended", async () => {
     expect(snapshotIsConsistent(mark, { ...mark }, null, null)).toBe(true);
     expect(snapshotIsConsistent(mark, mark, header(1), walOf(1, 0))).toBe(true);
     expect(snapshotIsConsistent(mark, mark, header(1), walOf(1, 5))).toBe(true);
     expect(snapshotIsConsistent(mark, mark, Buffer.alloc(0), Buffer.alloc(0))).toBe(true);
   });
 
-  it("rejects a changed db file, a restarted, truncated, created or deleted WAL", () => {
+  it("rejects a changed db file, a restarted, truncated, created or deleted WAL", async () => {
     for (const k of ["ino", "dev", "size", "mtimeNs", "ctimeNs"] as const) {
       expect(snapshotIsConsistent(mark, { ...mark, [k]: mark[k] + 1n }, null, null)).toBe(false);
     }
@@ -711,17 +717,14 @@ describe("snapshotIsConsistent", () => {
     expect(snapshotIsConsistent(mark, mark, header(1), null)).toBe(false); // WAL deleted on close
   });
 
-  it("retryUntil: returns the first value, gives up after the timeout, always tries once", () => {
+  it("retryUntil: returns the first value, gives up after the timeout, always tries once", async () => {
     const sleeps: number[] = [];
-    const sleep = (ms: number): void => {
+    const sleep = (ms: number): Promise<void> => {
       sleeps.push(ms);
-      const until = Date.now() + ms;
-      while (Date.now() < until) {
-        // busy-wait so the deadline is really reached
-      }
+      return new Promise((r) => setTimeout(r, ms));
     };
     let calls = 0;
-    expect(retryUntil(() => (++calls >= 3 ? "snap" : null), 1000, sleep)).toEqual({
+    expect(await retryUntil(() => (++calls >= 3 ? "snap" : null), 1000, sleep)).toEqual({
       value: "snap",
       attempts: 3,
     });
@@ -729,9 +732,9 @@ describe("snapshotIsConsistent", () => {
 
     sleeps.length = 0;
     const started = Date.now();
-    const gaveUp = retryUntil(() => null, 120, sleep);
+    const gaveUp = await retryUntil(() => null, 120, sleep);
     expect(gaveUp.value).toBeNull();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(120);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(119);
     expect(gaveUp.attempts).toBe(sleeps.length + 1);
     expect(sleeps.slice(0, 4)).toEqual([5, 10, 20, 40]);
     expect(Math.max(...sleeps)).toBeLessThanOrEqual(50);
@@ -741,8 +744,22 @@ describe("snapshotIsConsistent", () => {
       calls++;
       return null;
     };
-    expect(retryUntil(never, 0, sleep)).toEqual({ value: null, attempts: 1 });
+    expect(await retryUntil(never, 0, sleep)).toEqual({ value: null, attempts: 1 });
     expect(calls).toBe(1);
+  });
+
+  it("retryUntil: the event loop keeps running while it waits (a scrape is answered meanwhile)", async () => {
+    // A timer due in 10 ms must fire while the reader retries for 300 ms, not after.
+    let firedAt: number | undefined;
+    const started = Date.now();
+    setTimeout(() => {
+      firedAt = Date.now() - started;
+    }, 10);
+    const r = await retryUntil(() => null, 300);
+    expect(r.value).toBeNull();
+    expect(r.attempts).toBeGreaterThan(2);
+    expect(firedAt).toBeDefined();
+    expect(firedAt as number).toBeLessThan(250);
   });
 });
 
@@ -756,7 +773,7 @@ describe("readSessionIndex as a non-root user", () => {
       "--input-type=module",
       "-e",
       `import { readSessionIndex } from ${JSON.stringify(MODULE)};
-       process.stdout.write(JSON.stringify(readSessionIndex(${JSON.stringify(dbDir)})));`,
+       process.stdout.write(JSON.stringify(await readSessionIndex(${JSON.stringify(dbDir)})));`,
     ];
     const [cmd, args] = isRoot
       ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, ...node]]
@@ -765,7 +782,7 @@ describe("readSessionIndex as a non-root user", () => {
     return JSON.parse(out) as IndexReadResult;
   }
 
-  it("reads a read-only dir (db + wal, no shm) and creates nothing; an unreadable file is reported", () => {
+  it("reads a read-only dir (db + wal, no shm) and creates nothing; an unreadable file is reported", async () => {
     const parent = track(tempDir());
     chmodSync(parent, 0o755);
     const src = join(parent, "src");
@@ -791,5 +808,45 @@ describe("readSessionIndex as a non-root user", () => {
     expect(denied.problem).toContain("EACCES");
     expect(denied.problem).toContain(join(ro, DB));
     expect(listing(ro)).toEqual(before);
+  });
+});
+
+describe("one index reader for both surfaces", () => {
+  it("a pass over the messages and captures surfaces reads sessions.db once per change", async () => {
+    const { createClineAdapter } = await import("../../../src/adapter/cline/adapter.ts");
+    const { createClineCapturesAdapter, withCaptures } = await import(
+      "../../../src/adapter/cline/captures/collect.ts"
+    );
+    const { cachedIndexReader } = await import("../../../src/adapter/cline/index-db.ts");
+    const dir = track(tempDir());
+    const dbDir = join(dir, "db");
+    mkdirSync(dbDir);
+    const w = writer(dbDir);
+    insertRows(w, roots);
+    w.close();
+    const sessions = join(dir, "sessions");
+    mkdirSync(sessions);
+    const paths = {
+      sessions: { path: sessions, origin: "flag", via: "test" },
+      db: { path: dbDir, origin: "flag", via: "test" },
+    } as unknown as Parameters<typeof createClineAdapter>[0];
+    let reads = 0;
+    const readIndex = cachedIndexReader((d) => {
+      reads++;
+      return readSessionIndex(d);
+    });
+    const both = withCaptures(
+      createClineAdapter(paths, readIndex),
+      createClineCapturesAdapter({ dirs: [], cline: paths, readIndex }),
+    );
+    await both.discover();
+    expect(reads).toBe(1);
+    await both.discover();
+    expect(reads).toBe(1);
+    const again = new Database(join(dbDir, DB));
+    insertRows(again, [sessionRow("1796018299999_zzzzz")]);
+    again.close();
+    await both.discover();
+    expect(reads).toBe(2);
   });
 });

@@ -16,12 +16,33 @@ export const COUNTERS: Readonly<Record<string, string>> = {
   "cline.tool.token.usage": "cline_tool_token_usage_total",
   "cline.cost.usage": "cline_cost_usage_total",
   "cline.tool.cost.usage": "cline_tool_cost_usage_total",
+  "cline.requests.unpriced": "cline_requests_unpriced_total",
+  // Context compactions (issue 14): strategy agentic | basic, and the reason where Cline records one.
+  "cline.compactions": "cline_compactions_total",
 };
+
+/**
+ * cline-otel's own health counters (scope cline-otel.health, src/export/pipeline.ts). Their units
+ * are `{...}` annotations, which the collector's exporter adds no suffix for: same names on both
+ * paths. prometheus-rules.test.ts checks this list against what the pipeline creates.
+ */
+export const HEALTH_COUNTERS: Readonly<Record<string, string>> = {
+  "cline_otel.collector.passes": "cline_otel_collector_passes_total",
+  "cline_otel.collector.problems": "cline_otel_collector_problems_total",
+  "cline_otel.export.failures": "cline_otel_export_failures_total",
+};
+
+/** Prometheus' own series of firing and pending alerts (a gauge, not a counter). */
+export const ALERTS_SERIES = "ALERTS";
 
 /** OTel name -> Prometheus base name of each capture histogram (series add _bucket/_sum/_count). */
 export const HISTOGRAMS: Readonly<Record<string, string>> = {
   "cline.request.payload.size": "cline_request_payload_size",
   "cline.request.estimated_tokens": "cline_request_estimated_tokens",
+  // GenAI semantic-convention histograms (issue 13); the collector config clears their units too.
+  "gen_ai.client.token.usage": "gen_ai_client_token_usage",
+  "gen_ai.client.operation.duration": "gen_ai_client_operation_duration",
+  "cline.tool.duration": "cline_tool_duration",
 };
 
 export const HISTOGRAM_SERIES: readonly string[] = Object.values(HISTOGRAMS).flatMap((b) => [
@@ -30,8 +51,15 @@ export const HISTOGRAM_SERIES: readonly string[] = Object.values(HISTOGRAMS).fla
   `${b}_count`,
 ]);
 
-/** Every metric name a dashboard query may use. All of them are counters in Prometheus terms. */
-export const METRIC_NAMES: ReadonlySet<string> = new Set([...Object.values(COUNTERS), ...HISTOGRAM_SERIES]);
+/** Every counter a query may use (histogram series are counters in Prometheus terms). */
+export const COUNTER_NAMES: ReadonlySet<string> = new Set([
+  ...Object.values(COUNTERS),
+  ...HISTOGRAM_SERIES,
+  ...Object.values(HEALTH_COUNTERS),
+]);
+
+/** Every metric name a dashboard query may use. */
+export const METRIC_NAMES: ReadonlySet<string> = new Set([...COUNTER_NAMES, ALERTS_SERIES]);
 
 /** OTel attribute -> Prometheus label. */
 export const LABELS: Readonly<Record<string, string>> = {
@@ -44,10 +72,29 @@ export const LABELS: Readonly<Record<string, string>> = {
   "gen_ai.tool.name": "gen_ai_tool_name",
   "cline.usage.known": "cline_usage_known",
   "cline.capture.stage": "cline_capture_stage",
+  "cline.compaction.strategy": "cline_compaction_strategy",
+  "cline.compaction.reason": "cline_compaction_reason",
+  "gen_ai.token.type": "gen_ai_token_type",
+  "gen_ai.operation.name": "gen_ai_operation_name",
+  "cline.tool.outcome": "cline_tool_outcome",
+  // health counters
+  code: "code",
+  exporter: "exporter",
 };
 
-/** Labels a query may name: the contract's, plus Prometheus' own `le`, `job`, `instance`. */
-export const LABEL_NAMES: ReadonlySet<string> = new Set([...Object.values(LABELS), "le", "job", "instance"]);
+/**
+ * Labels a query may name: the contract's, Prometheus' own `le`, `job`, `instance`, and those of
+ * its ALERTS series and of our alert rules.
+ */
+export const LABEL_NAMES: ReadonlySet<string> = new Set([
+  ...Object.values(LABELS),
+  "le",
+  "job",
+  "instance",
+  "alertname",
+  "alertstate",
+  "severity",
+]);
 
 /** The values of `type` on cline.token.usage and cline.tool.token.usage. */
 export const TOKEN_TYPES = ["input", "output", "cache_read", "cache_write"] as const;

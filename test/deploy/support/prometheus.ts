@@ -32,15 +32,27 @@ export interface RunningPrometheus {
   ): Promise<{ metric: Record<string, string> }[]>;
   /** What Grafana's `label_values(selector, label)` variable query asks for. */
   labelValues(label: string, selector: string): Promise<string[]>;
+  /** /api/v1/rules: every loaded rule with its evaluation health. */
+  rules(): Promise<{ name: string; health: string; lastError?: string; state?: string }[]>;
   stop(): Promise<void>;
 }
 
+export interface PrometheusOptions {
+  /** Rule files to load: name -> YAML text, written beside the config (rules are evaluated every second). */
+  readonly rules?: Readonly<Record<string, string>>;
+}
+
 /** A throwaway Prometheus on 127.0.0.1 scraping `targets` every second, TSDB in a temp dir. */
-export async function startPrometheus(targets: readonly string[]): Promise<RunningPrometheus> {
+export async function startPrometheus(
+  targets: readonly string[],
+  opts: PrometheusOptions = {},
+): Promise<RunningPrometheus> {
   requireBinary(PROMETHEUS_BIN, "prometheus");
   const dir = mkdtempSync(join(tmpdir(), "cline-otel-prom-"));
   const port = await freePort();
   const config = join(dir, "prometheus.yml");
+  const ruleFiles = Object.entries(opts.rules ?? {});
+  for (const [name, text] of ruleFiles) writeFileSync(join(dir, name), text);
   writeFileSync(
     config,
     [
@@ -48,6 +60,9 @@ export async function startPrometheus(targets: readonly string[]): Promise<Runni
       "  scrape_interval: 1s",
       "  scrape_timeout: 1s",
       "  evaluation_interval: 1s",
+      ...(ruleFiles.length > 0
+        ? ["rule_files:", ...ruleFiles.map(([name]) => `  - ${JSON.stringify(name)}`)]
+        : []),
       "scrape_configs:",
       "  - job_name: cline-otel",
       "    static_configs:",
@@ -117,6 +132,13 @@ export async function startPrometheus(targets: readonly string[]): Promise<Runni
         step: String(step),
       });
       return data.result as { metric: Record<string, string> }[];
+    },
+    async rules() {
+      const r = await fetch(`${url}/api/v1/rules`);
+      const body = (await r.json()) as {
+        data: { groups: { rules: { name: string; health: string; lastError?: string; state?: string }[] }[] };
+      };
+      return body.data.groups.flatMap((g) => g.rules);
     },
     async labelValues(label, selector) {
       const data = await api(`/api/v1/label/${encodeURIComponent(label)}/values`, { "match[]": selector });

@@ -56,18 +56,14 @@ export function startDaemon(args: string[], env: Record<string, string>, timeout
   return { child, log, done: collect(child, t0, timeoutMs) };
 }
 
+/** The directory flags of a run over a sessions dir, with its db and state dirs under `work`. */
+export function dirArgs(work: string, sessionsDir: string): string[] {
+  return ["--sessions-dir", sessionsDir, "--db-dir", join(work, "db"), "--state-dir", join(work, "state")];
+}
+
 /** `run --once` over a sessions dir, with its db and state dirs under `work`. */
 export function onceArgs(work: string, sessionsDir: string): string[] {
-  return [
-    "run",
-    "--once",
-    "--sessions-dir",
-    sessionsDir,
-    "--db-dir",
-    join(work, "db"),
-    "--state-dir",
-    join(work, "state"),
-  ];
+  return ["run", "--once", ...dirArgs(work, sessionsDir)];
 }
 
 /** OTLP to an in-process receiver, with a short timeout. */

@@ -1,5 +1,5 @@
 /**
- * Writes Cline CLI message documents the way Cline does (SCHEMA.md 3-4): the whole document,
+ * Writes Cline CLI message documents the way Cline does (docs/cline-format.md §3-4): the whole document,
  * `JSON.stringify(doc, null, 2)`, truncated and rewritten in place, plus the root sidecar with
  * the cwd. Also computes the ground truth a ledger must hold for what was written.
  */
@@ -133,5 +133,23 @@ export function metricsFor(i: number): Metrics {
     outputTokens: 10 + ((i * 104729) % 700),
     cacheReadTokens: (i * 31) % 400,
     cacheWriteTokens: (i * 17) % 300,
+  };
+}
+
+/**
+ * Session `n` of a restart test: id `17960000<n, 5 digits>_<tag>`, cwd `/home/u/p<n % 2>`, and
+ * `messages` priced responses, every other one calling read_files and run_commands.
+ */
+export function toolSession(n: number, messages: number, tag: string): SessionSpec {
+  return {
+    sessionId: `17960000${String(n).padStart(5, "0")}_${tag}`,
+    cwd: `/home/u/p${n % 2}`,
+    messages: Array.from({ length: messages }, (_, i) => ({
+      id: `msg_${i}`,
+      model: "claude-sonnet-4-5-20250929",
+      provider: "anthropic",
+      metrics: metricsFor(n * 100 + i),
+      tools: i % 2 === 0 ? ["read_files", "run_commands"] : [],
+    })),
   };
 }

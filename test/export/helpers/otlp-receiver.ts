@@ -3,10 +3,21 @@
  * and http/protobuf ExportMetricsServiceRequests (a minimal protobuf reader, written here from
  * the OTLP .proto field numbers), and reconstructs totals the way a backend does.
  */
-import { createServer, type IncomingHttpHeaders } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
+import {
+  decodeLogsJson,
+  decodeLogsProtobuf,
+  decodeSpansJson,
+  decodeSpansProtobuf,
+  type ReceivedLog,
+  type ReceivedSpan,
+} from "./otlp-signals-decode.ts";
 
 export type AttrValue = string | number | boolean;
+export type { ReceivedLog, ReceivedSpan } from "./otlp-signals-decode.ts";
 
 /** A histogram data point's content (explicit bounds). */
 export interface ReceivedHistogram {
@@ -38,6 +49,8 @@ export interface ReceivedPoint {
 
 export interface ReceivedRequest {
   readonly index: number;
+  /** The request path (/v1/metrics, /v1/logs, /v1/traces). */
+  readonly path: string;
   readonly protocol: "json" | "protobuf";
   readonly bytes: number;
   readonly status: number;
@@ -46,48 +59,93 @@ export interface ReceivedRequest {
 
 export interface Receiver {
   readonly url: string;
+  /** The same server's /v1/logs and /v1/traces, and its base (for OTEL_EXPORTER_OTLP_ENDPOINT). */
+  readonly logsUrl: string;
+  readonly tracesUrl: string;
+  readonly baseUrl: string;
   readonly requests: ReceivedRequest[];
   /** Points of ACCEPTED (2xx) requests only: what a backend stored. */
   readonly points: ReceivedPoint[];
+  /** Log records and spans of accepted /v1/logs and /v1/traces requests. */
+  readonly logs: ReceivedLog[];
+  readonly spans: ReceivedSpan[];
   /** Changes the answer policy: status code for request number i (0-based). */
   setStatus(policy: (i: number) => number): void;
   close(): Promise<void>;
 }
 
-export async function startReceiver(policy: (i: number) => number = () => 200): Promise<Receiver> {
+/** HTTPS instead of HTTP; with `ca` and `requestCert`, client certificates are required (mTLS). */
+export interface ReceiverTls {
+  readonly key: string;
+  readonly cert: string;
+  readonly ca?: string;
+  readonly requestCert?: boolean;
+}
+
+export async function startReceiver(
+  policy: (i: number) => number = () => 200,
+  opts: { tls?: ReceiverTls } = {},
+): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const points: ReceivedPoint[] = [];
+  const logs: ReceivedLog[] = [];
+  const spans: ReceivedSpan[] = [];
   let status = policy;
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const body = Buffer.concat(chunks);
+      const wire = Buffer.concat(chunks);
+      const body = req.headers["content-encoding"] === "gzip" ? gunzipSync(wire) : wire;
       const index = requests.length;
       const json = (req.headers["content-type"] ?? "").includes("json");
       const code = status(index);
+      const path = (req.url ?? "").split("?")[0] ?? "";
       requests.push({
         index,
+        path,
         protocol: json ? "json" : "protobuf",
-        bytes: body.length,
+        bytes: wire.length,
         status: code,
         headers: req.headers,
       });
+      // Each signal's path has its decoder (metrics for any other path, as before).
       if (code >= 200 && code < 300) {
-        const decoded = json ? decodeJson(body, index) : decodeProtobuf(body, index);
-        points.push(...decoded);
+        if (path.endsWith("/v1/logs"))
+          logs.push(...(json ? decodeLogsJson : decodeLogsProtobuf)(body, index));
+        else if (path.endsWith("/v1/traces"))
+          spans.push(...(json ? decodeSpansJson : decodeSpansProtobuf)(body, index));
+        else points.push(...(json ? decodeJson(body, index) : decodeProtobuf(body, index)));
       }
       res.statusCode = code;
       res.setHeader("content-type", json ? "application/json" : "application/x-protobuf");
       res.end(json ? "{}" : Buffer.alloc(0));
     });
-  });
+  };
+  const tls = opts.tls;
+  const server = tls
+    ? createTlsServer(
+        {
+          key: tls.key,
+          cert: tls.cert,
+          ...(tls.ca ? { ca: tls.ca } : {}),
+          requestCert: tls.requestCert === true,
+          rejectUnauthorized: tls.requestCert === true,
+        },
+        onRequest,
+      )
+    : createServer(onRequest);
   await new Promise<void>((resolve) => server.listen({ host: "127.0.0.1", port: 0 }, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1/metrics`,
+    url: `${tls ? "https" : "http"}://127.0.0.1:${port}/v1/metrics`,
+    logsUrl: `${tls ? "https" : "http"}://127.0.0.1:${port}/v1/logs`,
+    tracesUrl: `${tls ? "https" : "http"}://127.0.0.1:${port}/v1/traces`,
+    baseUrl: `${tls ? "https" : "http"}://127.0.0.1:${port}`,
     requests,
     points,
+    logs,
+    spans,
     setStatus(p) {
       status = p;
     },
@@ -107,12 +165,13 @@ interface JsonAnyValue {
   intValue?: number | string;
   doubleValue?: number;
 }
-interface JsonKv {
+export interface JsonKv {
   key: string;
   value: JsonAnyValue;
 }
 
-function jsonAttrs(kvs: JsonKv[] | undefined): Record<string, AttrValue> {
+/** OTLP/JSON KeyValue list as attributes (also of logs and spans: otlp-signals-decode.ts). */
+export function jsonAttrs(kvs: JsonKv[] | undefined): Record<string, AttrValue> {
   const out: Record<string, AttrValue> = {};
   for (const kv of kvs ?? []) {
     const v = kv.value;
@@ -256,7 +315,8 @@ function protoAnyValue(buf: Buffer): AttrValue {
   }
 }
 
-function protoAttrs(kvs: Buffer[]): Record<string, AttrValue> {
+/** Protobuf KeyValue messages as attributes (also of logs and spans: otlp-signals-decode.ts). */
+export function protoAttrs(kvs: Buffer[]): Record<string, AttrValue> {
   const out: Record<string, AttrValue> = {};
   for (const kv of kvs) {
     const fs = protoFields(kv);

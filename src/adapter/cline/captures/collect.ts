@@ -8,33 +8,23 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { ScanError, type ScanFileOptions, scanFile } from "../../../scan/scanner.ts";
 import { isWrongType } from "../../../scan/schema.ts";
+import { checkpointOf, readWhole, statFile } from "../../fingerprint.ts";
 import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
 import { createClineAdapter } from "../adapter.ts";
-import { cachedIndexReader } from "../discover.ts";
-import type { IndexReadResult } from "../index-db.ts";
+import { cachedIndexReader, type IndexReader } from "../index-db.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
 import { createSessionResolver, listCaptureFiles, type SessionResolver } from "./discover.ts";
 import { parseCaptureRecord } from "./parser.ts";
 import { parseCaptureFileName } from "./paths.ts";
 import { CLINE_CAPTURES_ADAPTER_ID, captureRecordSchema } from "./schema.ts";
 
-/** Where checkpoints of capture files that are gone get dropped (the ledger). */
-export interface CheckpointPruner {
-  /**
-   * Drops the checkpoints of `adapter` whose path is not in `live`, except those under a dir in
-   * `keepUnder` (dirs that could not be listed this pass). Returns how many were dropped.
-   */
-  pruneCheckpoints(adapter: string, live: ReadonlySet<string>, keepUnder: readonly string[]): number;
-}
-
 export interface CapturesAdapterOptions {
   /** Candidate capture dirs (resolveCaptureDirs); the ones that exist are read each pass. */
   readonly dirs: readonly ResolvedPath[];
   /** Cline's paths: the index and sessions tree give each capture its project and agent. */
   readonly cline: Pick<ClinePaths, "sessions" | "db">;
-  readonly checkpoints?: CheckpointPruner;
-  /** Reads `sessions.db` (tests substitute it). */
-  readonly readIndex?: (dbDir: string) => IndexReadResult;
+  /** Reads `sessions.db`: the messages surface's reader, so the index is read once per change. */
+  readonly readIndex?: IndexReader;
 }
 
 const GONE: Omit<SourceCheckpoint, "path"> = { size: 0, mtimeNs: "0", ino: 0, dev: 0 };
@@ -106,14 +96,7 @@ export async function collectCapture(source: Source, resolver: SessionResolver):
     // Renamed into place whole, so a malformed capture stays malformed: reported once, not retried.
     let checkpoint: SourceCheckpoint;
     try {
-      const s = statSync(source.path, { bigint: true });
-      checkpoint = {
-        path: source.path,
-        size: Number(s.size),
-        mtimeNs: s.mtimeNs.toString(),
-        ino: Number(s.ino),
-        dev: Number(s.dev),
-      };
+      checkpoint = checkpointOf(source.path, statFile(source.path));
     } catch (se) {
       if (isEnoent(se)) return vanished(source);
       return failed(source, "unreadable", `stat failed: ${(se as NodeJS.ErrnoException).code}`);
@@ -128,9 +111,7 @@ export async function collectCapture(source: Source, resolver: SessionResolver):
       problems: [{ path: source.path, code: "malformed-capture", detail: e.message }],
     };
   }
-  const a = result.statBefore;
-  const b = result.statAfter;
-  if (a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ino !== b.ino || result.bytesRead !== b.size) {
+  if (!readWhole(result)) {
     return failed(source, "changed-during-read", "the capture file changed while being read");
   }
   const doc = result.value;
@@ -145,7 +126,7 @@ export async function collectCapture(source: Source, resolver: SessionResolver):
   return {
     status: "read",
     source,
-    checkpoint: { path: source.path, size: a.size, mtimeNs: a.mtimeNs.toString(), ino: a.ino, dev: a.dev },
+    checkpoint: checkpointOf(source.path, result.statBefore),
     events: [],
     toolCalls: [],
     captures: parsed.capture === undefined ? [] : [parsed.capture],
@@ -162,12 +143,13 @@ export function createClineCapturesAdapter(opts: CapturesAdapterOptions): Adapte
   const readIndex = opts.readIndex ?? cachedIndexReader();
   let resolver: SessionResolver | undefined;
   let resolverProblems: Problem[] = [];
-  const freshResolver = (): SessionResolver => {
+  const freshResolver = async (): Promise<SessionResolver> => {
+    const index = await readIndex(opts.cline.db.path);
     resolverProblems = [];
-    return createSessionResolver(opts.cline.sessions.path, readIndex(opts.cline.db.path), resolverProblems);
+    return createSessionResolver(opts.cline.sessions.path, index, resolverProblems);
   };
   const collect = async (source: Source): Promise<Observation> => {
-    resolver ??= freshResolver();
+    resolver ??= await freshResolver();
     const before = resolverProblems.length;
     const obs = await collectCapture(source, resolver);
     // Sidecar problems met while joining this capture travel with it (counted, never lost).
@@ -177,21 +159,17 @@ export function createClineCapturesAdapter(opts: CapturesAdapterOptions): Adapte
   };
   return {
     id: CLINE_CAPTURES_ADAPTER_ID,
-    displayName: "Cline CLI provider-request captures",
-    capabilities: () => ({ cost: "computed", activity: "exact-join" }),
     async discover() {
       const listing = listCaptureFiles(opts.dirs);
-      resolver = freshResolver();
-      if (opts.checkpoints !== undefined) {
-        opts.checkpoints.pruneCheckpoints(
-          CLINE_CAPTURES_ADAPTER_ID,
-          new Set(listing.sources.map((s) => s.path)),
-          listing.incomplete,
-        );
-      }
-      return { sources: listing.sources, problems: listing.problems };
+      resolver = await freshResolver();
+      // Every capture file of the readable dirs is listed: the pass drops the checkpoints of
+      // the files Cline has deleted (its 24-hour cleanup), except under dirs it could not list.
+      return {
+        sources: listing.sources,
+        problems: listing.problems,
+        listings: [{ adapterId: CLINE_CAPTURES_ADAPTER_ID, unlisted: listing.incomplete }],
+      };
     },
-    collect,
     async collectIncremental(source, checkpoint) {
       if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
       return collect(source);
@@ -207,14 +185,15 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
   const pick = (s: Source): Adapter => (s.adapterId === captures.id ? captures : messages);
   return {
     id: messages.id,
-    displayName: messages.displayName,
-    capabilities: () => messages.capabilities(),
     async discover() {
       const a = await messages.discover();
       const b = await captures.discover();
-      return { sources: [...a.sources, ...b.sources], problems: [...a.problems, ...b.problems] };
+      return {
+        sources: [...a.sources, ...b.sources],
+        problems: [...a.problems, ...b.problems],
+        listings: [...(a.listings ?? []), ...(b.listings ?? [])],
+      };
     },
-    collect: (s) => pick(s).collect(s),
     collectIncremental: (s, cp) => pick(s).collectIncremental(s, cp),
   };
 }
@@ -223,13 +202,14 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
  * What `report` and `run` collect: the messages documents of Cline's sessions tree and index,
  * plus the capture files of every capture dir that exists (none is the normal case).
  */
-export function createClineSurfaces(
-  cline: ClinePaths,
-  captureDirs: readonly ResolvedPath[],
-  checkpoints?: CheckpointPruner,
-): Adapter {
+export function createClineSurfaces(cline: ClinePaths, captureDirs: readonly ResolvedPath[]): Adapter {
+  const readIndex = cachedIndexReader();
   return withCaptures(
-    createClineAdapter(cline),
-    createClineCapturesAdapter({ dirs: captureDirs, cline, ...(checkpoints ? { checkpoints } : {}) }),
+    createClineAdapter(cline, readIndex),
+    createClineCapturesAdapter({
+      dirs: captureDirs,
+      cline,
+      readIndex,
+    }),
   );
 }

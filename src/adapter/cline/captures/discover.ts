@@ -1,11 +1,9 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { scanFile } from "../../../scan/scanner.ts";
-import { isWrongType } from "../../../scan/schema.ts";
 import type { Problem, Source } from "../../types.ts";
 import type { IndexReadResult, IndexRow } from "../index-db.ts";
 import type { ResolvedPath } from "../paths.ts";
-import { sidecarSchema } from "../schema.ts";
+import { readSidecarCwd } from "../sidecar.ts";
 import type { SessionFacts } from "./parser.ts";
 import { CAPTURE_SUFFIX, parseCaptureFileName } from "./paths.ts";
 import { CLINE_CAPTURES_ADAPTER_ID } from "./schema.ts";
@@ -89,7 +87,13 @@ export function listCaptureFiles(dirs: readonly ResolvedPath[]): CaptureListing 
         continue;
       }
       if (!ent.isFile() && !(ent.isSymbolicLink() && isRegularFile(path))) continue;
-      found.push({ adapterId: CLINE_CAPTURES_ADAPTER_ID, path, origin: "walk", hint: {} });
+      found.push({
+        adapterId: CLINE_CAPTURES_ADAPTER_ID,
+        path,
+        origin: "walk",
+        hint: {},
+        kind: "capture-file",
+      });
     }
     found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     sources.push(...found);
@@ -144,18 +148,6 @@ export function createSessionResolver(
   const docsOfRoot = new Map<string, Set<string>>();
   const teammatesOfRoot = new Map<string, boolean>();
 
-  const sidecarCwd = async (root: string): Promise<string | undefined> => {
-    const path = join(sessionsDir, root, `${root}.json`);
-    if (!isRegularFile(path)) return undefined;
-    try {
-      const v = (await scanFile(path, sidecarSchema)).value;
-      if (v === undefined || isWrongType(v)) return undefined;
-      return typeof v.cwd === "string" ? v.cwd : undefined;
-    } catch (e) {
-      problems.push({ path, code: "unreadable-sidecar", detail: (e as Error).message });
-      return undefined;
-    }
-  };
   /** Document names in the root's folder (sub-agent and teammate streams live there). */
   const docs = (root: string): Set<string> => {
     let names = docsOfRoot.get(root);
@@ -183,7 +175,7 @@ export function createSessionResolver(
       if (project === undefined && onDisk) {
         let p = cwdOfRoot.get(root);
         if (p === undefined) {
-          p = sidecarCwd(root);
+          p = readSidecarCwd(join(sessionsDir, root), root, problems);
           cwdOfRoot.set(root, p);
         }
         project = await p;

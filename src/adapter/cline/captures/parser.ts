@@ -3,6 +3,7 @@ import type { CaptureRoleCounts, Problem, RequestCapture } from "../../types.ts"
 import { validTokenCount } from "../parser.ts";
 import { type CaptureFileName, captureDedupKey } from "./paths.ts";
 import type { ScannedCaptureRecord } from "./schema.ts";
+import { isCompactionSummarizerCapture } from "./summarizer.ts";
 
 /** What the messages surface knows about a capture's session, looked up by the caller. */
 export interface SessionFacts {
@@ -161,6 +162,16 @@ export function parseCaptureRecord(
     toolResults: n.toolResults,
     reasoningBlocks: n.reasoningBlocks,
     sourcePath: path,
+    ...(isCompactionSummarizerCapture({
+      captureId: name.captureId,
+      sessionId,
+      runId: text(corr?.runId),
+      iteration,
+      messageCount: n.messageCount,
+      userMessages: n.user,
+    })
+      ? { purpose: "compaction-summarizer" as const }
+      : {}),
   };
   return { capture, problems };
 }

@@ -1,8 +1,10 @@
-import { isAbsolute, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { type Env, envStr } from "../../../config/env.ts";
+import { keyPart } from "../dedup.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
 
 /**
- * Where Cline writes provider-request captures (SCHEMA.md 7.1, cline@3.0.65):
+ * Where Cline writes provider-request captures (docs/cline-format.md §7.1, cline@3.0.65):
  *   $CLINE_CAPTURE_DIR, else $CLINE_DATA_DIR/provider-request-captures ONLY when that variable
  *   is set (with neither, Cline writes nothing, even though its data dir defaults to ~/.cline/data).
  * `--data-dir X` makes Cline set CLINE_DATA_DIR=X itself, so such captures land in
@@ -19,21 +21,9 @@ export const CAPTURE_ENV = {
 export const CAPTURE_SUBDIR = "provider-request-captures";
 export const CAPTURE_SUFFIX = ".provider-request.json";
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 export interface CaptureDirFlags {
   /** `--capture-dir`. */
   readonly captureDir?: string | undefined;
-}
-
-/** An empty variable is unset, as in Cline (`a || b`). */
-function envValue(env: Env, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v === "" ? undefined : v;
-}
-
-function abs(p: string, cwd: string): string {
-  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
 }
 
 /**
@@ -53,19 +43,19 @@ export function resolveCaptureDirs(
   const add = (p: ResolvedPath): void => {
     if (!out.some((q) => q.path === p.path)) out.push(Object.freeze(p));
   };
-  const ours = envValue(env, CAPTURE_ENV.otelCaptureDir);
+  const ours = envStr(env, CAPTURE_ENV.otelCaptureDir);
   if (flags.captureDir !== undefined) {
-    add({ path: abs(flags.captureDir, cwd), origin: "flag", via: "--capture-dir" });
+    add({ path: resolve(cwd, flags.captureDir), origin: "flag", via: "--capture-dir" });
   } else if (ours !== undefined) {
-    add({ path: abs(ours, cwd), origin: "env", via: CAPTURE_ENV.otelCaptureDir });
+    add({ path: resolve(cwd, ours), origin: "env", via: CAPTURE_ENV.otelCaptureDir });
   }
-  const clineCapture = envValue(env, CAPTURE_ENV.captureDir);
-  const clineData = envValue(env, CAPTURE_ENV.dataDir);
+  const clineCapture = envStr(env, CAPTURE_ENV.captureDir);
+  const clineData = envStr(env, CAPTURE_ENV.dataDir);
   if (clineCapture !== undefined) {
-    add({ path: abs(clineCapture, cwd), origin: "env", via: CAPTURE_ENV.captureDir });
+    add({ path: resolve(cwd, clineCapture), origin: "env", via: CAPTURE_ENV.captureDir });
   } else if (clineData !== undefined) {
     add({
-      path: join(abs(clineData, cwd), CAPTURE_SUBDIR),
+      path: join(resolve(cwd, clineData), CAPTURE_SUBDIR),
       origin: "env",
       via: `<${CAPTURE_ENV.dataDir}>/${CAPTURE_SUBDIR}`,
     });
@@ -99,11 +89,7 @@ export function parseCaptureFileName(name: string): CaptureFileName | undefined 
   return { captureId: m[1] as string, stage: m[2] as string, seq };
 }
 
-function part(s: string): string {
-  return s.replace(/%/g, "%25").replace(/\|/g, "%7C");
-}
-
 /** `cline-capture|<captureId>|<stage>|<n>`, escaped so no two names spell the same key. */
 export function captureDedupKey(name: CaptureFileName): string {
-  return `cline-capture|${part(name.captureId)}|${part(name.stage)}|${name.seq}`;
+  return `cline-capture|${keyPart(name.captureId)}|${keyPart(name.stage)}|${name.seq}`;
 }

@@ -2,7 +2,7 @@ import type { Scanned } from "../../../scan/schema.ts";
 import { num, obj, str } from "../../../scan/schema.ts";
 
 /**
- * The allow-list of a capture record (SCHEMA.md 7.3): the ONLY fields ever decoded. The
+ * The allow-list of a capture record (docs/cline-format.md §7.3): the ONLY fields ever decoded. The
  * full-mode `payload` (the prompt itself), the `wire_request` body, every sha256, the
  * `largestMessages` / `messages` lists and the rest of `correlation` (device id, client
  * names) are skipped as bytes and never become strings.

@@ -26,10 +26,7 @@ const [home, captureDir, stateDir, snapshot, mode] = process.argv.slice(2) as [
 const keep: unknown[] = [];
 const cline = resolveClinePaths({}, {}, home);
 const ledger = Ledger.open(stateDir);
-const pass = await runPass(
-  createClineSurfaces(cline, resolveCaptureDirs({ captureDir }, {}, cline), ledger),
-  ledger,
-);
+const pass = await runPass(createClineSurfaces(cline, resolveCaptureDirs({ captureDir }, {}, cline)), ledger);
 keep.push(pass);
 const report = buildCapturesReport(ledger.captureRows());
 keep.push(report);

@@ -37,7 +37,7 @@ afterEach(() => {
 
 function surfacesFor(home: string, captureDir: string): Adapter {
   const cline = resolveClinePaths({}, {}, home);
-  return createClineSurfaces(cline, resolveCaptureDirs({ captureDir }, {}, cline), ledger);
+  return createClineSurfaces(cline, resolveCaptureDirs({ captureDir }, {}, cline));
 }
 
 function capturesOnly(captureDir: string, home = join(dir, "home")): Adapter {
@@ -45,7 +45,6 @@ function capturesOnly(captureDir: string, home = join(dir, "home")): Adapter {
   return createClineCapturesAdapter({
     dirs: [{ path: captureDir, origin: "flag", via: "t" }],
     cline,
-    checkpoints: ledger,
   });
 }
 
@@ -144,7 +143,6 @@ describe("read once, never twice", () => {
         { path: copy, origin: "env", via: "b" },
       ],
       cline,
-      checkpoints: ledger,
     });
     const r = await runPass(adapter, ledger);
     expect(r).toMatchObject({ sources: 2, read: 2 });

@@ -98,7 +98,7 @@ describe("agentRole", () => {
 });
 
 describe("createSessionResolver", () => {
-  function resolverFor(opts: { withTeam?: boolean } = {}) {
+  async function resolverFor(opts: { withTeam?: boolean } = {}) {
     const tree = makeTree(join(dir, "home"), [
       { id: "1796000000000_aaaaa", cwd: "/work/alpha", messages: [], subagents: { agent_1796_sub001: [] } },
       {
@@ -114,11 +114,14 @@ describe("createSessionResolver", () => {
       writeFileSync(join(tree.sessionsDir, "1796000000001_bbbbb", "helper__Ab_1-z.messages.json"), "{}");
     }
     const problems: Problem[] = [];
-    return { r: createSessionResolver(tree.sessionsDir, readSessionIndex(tree.dbDir), problems), problems };
+    return {
+      r: createSessionResolver(tree.sessionsDir, await readSessionIndex(tree.dbDir), problems),
+      problems,
+    };
   }
 
   it("project from the index cwd; the lead's agent is `lead`", async () => {
-    const { r } = resolverFor();
+    const { r } = await resolverFor();
     expect(await r.facts("1796000000000_aaaaa", "agent_lead_x")).toEqual({
       project: "/work/alpha",
       agent: "lead",
@@ -126,7 +129,7 @@ describe("createSessionResolver", () => {
   });
 
   it("a sub-agent: by its `<root>__<agentId>` index row, or by its document when unindexed", async () => {
-    const { r } = resolverFor();
+    const { r } = await resolverFor();
     expect(await r.facts("1796000000000_aaaaa", "agent_1796_sub001")).toEqual({
       project: "/work/alpha",
       agent: "subagent",
@@ -138,13 +141,13 @@ describe("createSessionResolver", () => {
   });
 
   it("in a session with teammates a non-sub-agent request is unknown (lead or teammate)", async () => {
-    const { r } = resolverFor({ withTeam: true });
+    const { r } = await resolverFor({ withTeam: true });
     expect((await r.facts("1796000000001_bbbbb", "agent_other")).agent).toBe("");
     expect((await r.facts("1796000000001_bbbbb", "agent_1796_sub002")).agent).toBe("subagent");
   });
 
   it("unknown project is empty; ids that are not path components are never used as paths", async () => {
-    const { r, problems } = resolverFor();
+    const { r, problems } = await resolverFor();
     expect(await r.facts("1796000000002_ccccc", "a")).toEqual({ project: "", agent: "lead" });
     expect(await r.facts("../../etc", "../x")).toEqual({ project: "", agent: "lead" });
     expect(await r.facts("", "a")).toEqual({ project: "", agent: "" });

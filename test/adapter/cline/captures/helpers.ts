@@ -90,7 +90,7 @@ export interface RecordSpec {
   payload?: unknown;
 }
 
-/** A record shaped like cline@3.0.65's (SCHEMA.md 7.3). */
+/** A record shaped like cline@3.0.65's (docs/cline-format.md §7.3). */
 export function captureRecord(spec: RecordSpec = {}): Record<string, unknown> {
   const payloadBytes = spec.payloadBytes ?? 21288;
   const roleCounts = spec.roleCounts ?? { user: 1 };

@@ -19,7 +19,7 @@ const [home, captureDir, stateDir, mode] = process.argv.slice(2) as [
 ];
 const cline = resolveClinePaths({}, {}, home);
 const ledger = Ledger.open(stateDir);
-const adapter = createClineSurfaces(cline, resolveCaptureDirs({ captureDir }, {}, cline), ledger);
+const adapter = createClineSurfaces(cline, resolveCaptureDirs({ captureDir }, {}, cline));
 // Warm up everything the pass loads (modules, wasm, statements) on an empty discovery first.
 await adapter.discover();
 const beforeKb = process.resourceUsage().maxRSS;

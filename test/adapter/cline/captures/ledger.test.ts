@@ -163,14 +163,13 @@ describe("Ledger captures", () => {
       expect(sum(first, k) + sum(second, k)).toBe(sum(all, k));
     }
     expect(second.find((r) => r.stage === "ai_sdk_prompt")?.payloadBuckets[0]).toBe(1);
-    expect(l.captureWatermark("otlp x")).toBe(0);
-    l.putCaptureWatermark("otlp x", mid);
-    expect(l.captureWatermark("otlp x")).toBe(mid);
-    // The other export state is untouched by it, and vice versa.
+    // The capture watermark is part of the export state: it moves with the others, in one row.
     const st = l.getExportState("otlp x");
-    l.putExportState({ ...st, eventWatermark: 7 });
-    expect(l.captureWatermark("otlp x")).toBe(mid);
-    expect(l.getExportState("otlp x").eventWatermark).toBe(7);
+    expect(st.captureWatermark).toBe(0);
+    l.putExportState({ ...st, captureWatermark: mid });
+    expect(l.getExportState("otlp x")).toMatchObject({ captureWatermark: mid, eventWatermark: 0 });
+    l.putExportState({ ...l.getExportState("otlp x"), eventWatermark: 7 });
+    expect(l.getExportState("otlp x")).toMatchObject({ captureWatermark: mid, eventWatermark: 7 });
     l.close();
   });
 });

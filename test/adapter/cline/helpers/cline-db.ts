@@ -1,5 +1,5 @@
 /**
- * Builds real WAL-mode `sessions.db` files the way the Cline CLI does (DDL from SCHEMA.md §6),
+ * Builds real WAL-mode `sessions.db` files the way the Cline CLI does (DDL from docs/cline-format.md §6),
  * and fingerprints directories so tests can prove a reader created or changed nothing.
  */
 import { execFileSync } from "node:child_process";

@@ -1,0 +1,14 @@
+// Loaded with `node --import` into a measured CLI process: at exit it appends the process's peak
+// RSS and CPU time (KB, ms) as one JSON line to $CLINE_OTEL_BENCH_PROBE.
+import { appendFileSync } from "node:fs";
+
+const out = process.env.CLINE_OTEL_BENCH_PROBE;
+if (out) {
+  process.on("exit", () => {
+    const u = process.resourceUsage();
+    appendFileSync(
+      out,
+      `${JSON.stringify({ maxRssKB: u.maxRSS, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000 })}\n`,
+    );
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * The compaction surface of the Cline adapter: one source per `<stem>.compaction.json` that sits
+ * next to a discovered messages document, read through the allow-list (schema.ts) whenever its
+ * size, mtime or inode changed, and committed with its own checkpoint. It carries no usage: its
+ * one product is a `Compaction` (numbers and enums) for the `cline.compactions` counter.
+ */
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { ScanError, scanFile } from "../../../scan/scanner.ts";
+import { checkpointOf, collectIfChanged, readWhole } from "../../fingerprint.ts";
+import type { Compaction, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
+import { compactionPathFor } from "./files.ts";
+import { parseCompactionDocument } from "./parser.ts";
+import { compactionDocumentSchema } from "./schema.ts";
+
+/** Adapter id of the compaction surface: the adapter column of its checkpoints. */
+export const CLINE_COMPACTIONS_ADAPTER_ID = "cline-compaction";
+
+/**
+ * The compaction sources of a discovery: for each messages document, its sibling compaction file
+ * when the walk listed it (`listed`, no extra I/O), or, for a document outside the walked
+ * sessions dir (an index path elsewhere, rare), when it exists. The document's hint travels.
+ */
+export function compactionSources(
+  documents: readonly Source[],
+  listed: ReadonlySet<string>,
+  sessionsDir: string,
+  exists: (path: string) => boolean = existsSync,
+): Source[] {
+  const out: Source[] = [];
+  const seen = new Set<string>();
+  const walked = resolve(sessionsDir);
+  for (const d of documents) {
+    const path = compactionPathFor(d.path);
+    if (seen.has(path)) continue;
+    // A document in a walked session folder: that folder's listing already answered (no stat).
+    const outside = dirname(dirname(resolve(d.path))) !== walked;
+    if (!listed.has(path) && !(outside && exists(path))) continue;
+    seen.add(path);
+    out.push({ adapterId: CLINE_COMPACTIONS_ADAPTER_ID, path, origin: d.origin, hint: d.hint });
+  }
+  return out;
+}
+
+function failed(source: Source, code: string, detail: string): Observation {
+  return { status: "failed", source, problem: { path: source.path, code, detail } };
+}
+
+function read(
+  source: Source,
+  checkpoint: SourceCheckpoint,
+  compactions: Compaction[],
+  problems: Problem[] = [],
+): Observation {
+  return {
+    status: "read" as const,
+    source,
+    checkpoint,
+    events: [],
+    toolCalls: [],
+    compactions,
+    problems,
+  };
+}
+
+/** Reads one compaction file: its allow-listed numbers and enums, nothing else. */
+export async function collectCompaction(source: Source): Promise<Observation> {
+  let result: Awaited<ReturnType<typeof scanFile<typeof compactionDocumentSchema>>>;
+  try {
+    result = await scanFile(source.path, compactionDocumentSchema);
+  } catch (e) {
+    if (!(e instanceof ScanError)) throw e;
+    if (e.code === "io" && /ENOENT/.test(e.message)) {
+      return failed(source, "vanished", "the compaction file is gone (the session was deleted)");
+    }
+    // Cline writes it with tmp + rename, so a malformed file is not a torn write: retried anyway
+    // (it is small), and reported each pass until it parses.
+    return failed(source, e.code === "io" ? "unreadable" : "invalid-compaction", e.message);
+  }
+  if (!readWhole(result)) {
+    return failed(source, "changed-during-read", "the compaction file was replaced while being read");
+  }
+  const checkpoint = checkpointOf(source.path, result.statBefore);
+  const parsed = parseCompactionDocument(result.value, source.path);
+  if ("problem" in parsed) return read(source, checkpoint, [], [parsed.problem]);
+  if ("none" in parsed) return read(source, checkpoint, []);
+  return read(source, checkpoint, [{ ...parsed.ok, project: source.hint.project ?? "" }]);
+}
+
+/** The incremental read: an unchanged file (size, mtime, inode) is not opened. */
+export function collectCompactionIncremental(
+  source: Source,
+  checkpoint: SourceCheckpoint | undefined,
+): Promise<Observation> {
+  return collectIfChanged(source, checkpoint, collectCompaction);
+}

@@ -1,0 +1,95 @@
+import type Database from "better-sqlite3";
+
+/** What one exporter has delivered: its delta watermarks and when anything last got through. */
+export interface ExportState {
+  readonly exporter: string;
+  /** Highest event id delivered (delta). */
+  readonly eventWatermark: number;
+  /** Highest tool-call id delivered (delta). */
+  readonly callWatermark: number;
+  /** Highest capture id delivered (delta; 0 for a ledger from before captures). */
+  readonly captureWatermark: number;
+  /** Highest compaction id delivered (delta; absent = 0, e.g. a ledger from before compactions). */
+  readonly compactionWatermark?: number;
+  /** Start of the next delta window (the end of the last delivered one). */
+  readonly windowStartNs: bigint;
+  /** Ledger read time of the last delivered export: every change older than it was in it. */
+  readonly lastSuccessMs: number;
+}
+
+interface StateRow {
+  event_watermark: number;
+  call_watermark: number;
+  capture_watermark: number;
+  compaction_watermark: number;
+  window_start_ns: string;
+  last_success_ms: number;
+}
+
+/** The `export_state` table: one row per exporter, all of its watermarks moving together. */
+export class ExportStates {
+  private readonly get_: Database.Statement;
+  private put_: Database.Statement | undefined;
+
+  /** `hasCaptureWatermark`: false only for a read-only view of a v1 ledger. */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly streamStartNs: bigint,
+    hasCaptureWatermark: boolean,
+    hasCompactionWatermark = false,
+  ) {
+    this.get_ = db.prepare(
+      `SELECT event_watermark, call_watermark, ${hasCaptureWatermark ? "capture_watermark" : "0 AS capture_watermark"},
+         ${hasCompactionWatermark ? "compaction_watermark" : "0 AS compaction_watermark"},
+         window_start_ns, last_success_ms
+       FROM export_state WHERE exporter = @exporter`,
+    );
+  }
+
+  get(exporter: string): ExportState {
+    const r = this.get_.get({ exporter }) as StateRow | undefined;
+    if (r === undefined) {
+      return {
+        exporter,
+        eventWatermark: 0,
+        callWatermark: 0,
+        captureWatermark: 0,
+        compactionWatermark: 0,
+        windowStartNs: this.streamStartNs,
+        lastSuccessMs: 0,
+      };
+    }
+    return {
+      exporter,
+      eventWatermark: r.event_watermark,
+      callWatermark: r.call_watermark,
+      captureWatermark: r.capture_watermark,
+      compactionWatermark: r.compaction_watermark,
+      windowStartNs: BigInt(r.window_start_ns),
+      lastSuccessMs: r.last_success_ms,
+    };
+  }
+
+  put(s: ExportState): void {
+    // Prepared on first use: only a writable ledger (always at this build's schema) writes.
+    this.put_ ??= this.db.prepare(
+      `INSERT INTO export_state (exporter, event_watermark, call_watermark, capture_watermark,
+         compaction_watermark, window_start_ns, last_success_ms)
+       VALUES (@exporter, @eventWatermark, @callWatermark, @captureWatermark, @compactionWatermark,
+         @windowStartNs, @lastSuccessMs)
+       ON CONFLICT (exporter) DO UPDATE SET event_watermark = excluded.event_watermark,
+         call_watermark = excluded.call_watermark, capture_watermark = excluded.capture_watermark,
+         compaction_watermark = excluded.compaction_watermark,
+         window_start_ns = excluded.window_start_ns, last_success_ms = excluded.last_success_ms`,
+    );
+    this.put_.run({
+      exporter: s.exporter,
+      eventWatermark: s.eventWatermark,
+      callWatermark: s.callWatermark,
+      captureWatermark: s.captureWatermark,
+      compactionWatermark: s.compactionWatermark ?? 0,
+      windowStartNs: s.windowStartNs.toString(),
+      lastSuccessMs: s.lastSuccessMs,
+    });
+  }
+}

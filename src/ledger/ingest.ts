@@ -1,0 +1,340 @@
+import type Database from "better-sqlite3";
+import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
+import type { Captures } from "./captures.ts";
+import type { Checkpoints } from "./checkpoints.ts";
+import type { Compactions } from "./compactions.ts";
+import { SERIES_KEY } from "./series.ts";
+import type { Signals } from "./signals.ts";
+
+export type ReadObservation = Extract<Observation, { status: "read" }>;
+
+export interface CommitResult {
+  readonly eventsAdded: number;
+  readonly callsAdded: number;
+  /** Present when the observation carried captures (the captures surface). */
+  readonly capturesAdded?: number;
+  /** Present when the observation carried a compaction (the compaction surface): 1 if new. */
+  readonly compactionsAdded?: number;
+  /** Tool calls stored earlier with usage unknown whose message's metrics this commit added. */
+  readonly callsUpgraded?: number;
+}
+
+type Components = { input: number; output: number; cacheRead: number; cacheWrite: number };
+
+/**
+ * The write path: one source's events, tool calls, captures and new checkpoint in one
+ * transaction, with the series totals they add to, so a crash can neither lose nor double a
+ * token. Only a writable ledger (migrated to this build's schema on open) has one.
+ */
+export class Ingest {
+  private readonly st;
+  private readonly run: (o: ReadObservation) => CommitResult;
+  private readonly runAll: (os: readonly ReadObservation[]) => CommitResult[];
+
+  constructor(
+    db: Database.Database,
+    private readonly checkpoints: Checkpoints,
+    private readonly captures: Captures,
+    private readonly now: () => number,
+    private readonly signals?: Signals,
+    private readonly compactions?: Compactions,
+  ) {
+    this.st = prepare(db);
+    this.run = db.transaction((o: ReadObservation) => this.commitRows(o));
+    this.runAll = db.transaction((os: readonly ReadObservation[]) => os.map((o) => this.commitRows(o)));
+  }
+
+  /** Events, tool calls, captures and the source's new checkpoint, in one transaction. */
+  commit(obs: ReadObservation): CommitResult {
+    return this.run(obs);
+  }
+
+  /**
+   * Several sources in ONE transaction: each with its rows and checkpoint as in commit(), and
+   * all of them or none (a crash or an error loses the whole batch, checkpoints included, so
+   * every source of it is read again: nothing lost, nothing doubled). One WAL commit for many
+   * small sources instead of one each: the index pages they share are written once.
+   */
+  commitAll(obs: readonly ReadObservation[]): CommitResult[] {
+    return this.runAll(obs);
+  }
+
+  private commitRows(o: ReadObservation): CommitResult {
+    const nowMs = this.now();
+    const adapter = o.source.adapterId;
+    let eventsAdded = 0;
+    let callsAdded = 0;
+    let callsUpgraded = 0;
+    // Only the events this commit ADDS may upgrade a call: a delta export finds the upgrade
+    // through the event's id, which must therefore be new (see SeriesReads.toolDelta).
+    const added = new Set<string>();
+    const batch = new Map<string, UsageEvent>();
+    // One series upsert per distinct series per commit, not one per row.
+    const sums = new SeriesSums();
+    for (const e of o.events) {
+      batch.set(e.dedupKey, e);
+      if (this.insertEvent(e, adapter, nowMs, sums)) {
+        eventsAdded++;
+        added.add(e.dedupKey);
+      }
+    }
+    for (const c of o.toolCalls) {
+      const r = this.insertCall(c, batch, added, nowMs, sums);
+      if (r === "added") callsAdded++;
+      else if (r === "upgraded") callsUpgraded++;
+    }
+    // Times, results and turns for the events and traces, in the same transaction as the rows.
+    if (o.signals !== undefined) this.signals?.record(o.signals, o.source.path, o.events, o.toolCalls, nowMs);
+    for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
+    for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
+    let capturesAdded: number | undefined;
+    if (o.captures !== undefined) {
+      capturesAdded = 0;
+      for (const c of o.captures) if (this.captures.insert(c, adapter, nowMs)) capturesAdded++;
+    }
+    let compactionsAdded: number | undefined;
+    if (o.compactions !== undefined && this.compactions !== undefined) {
+      compactionsAdded = 0;
+      for (const c of o.compactions) {
+        if (!this.compactions.insert(c, adapter, nowMs)) continue;
+        compactionsAdded++;
+        // Its cline.compaction event and span: queued once, with the row (same transaction).
+        this.signals?.recordCompaction(c);
+      }
+    }
+    this.checkpoints.put(o.checkpoint, adapter, nowMs);
+    return {
+      eventsAdded,
+      callsAdded,
+      ...(capturesAdded === undefined ? {} : { capturesAdded }),
+      ...(compactionsAdded === undefined ? {} : { compactionsAdded }),
+      ...(callsUpgraded === 0 ? {} : { callsUpgraded }),
+    };
+  }
+
+  private insertEvent(e: UsageEvent, adapter: string, nowMs: number, sums: SeriesSums): boolean {
+    const info = this.st.insertEvent.run({
+      dedupKey: e.dedupKey,
+      adapter,
+      sessionId: e.sessionId,
+      agent: e.agent,
+      messageId: e.messageId,
+      tsMs: e.timestampMs,
+      model: e.model,
+      provider: e.provider,
+      project: e.project,
+      input: e.input,
+      output: e.output,
+      cacheRead: e.cacheRead,
+      cacheWrite: e.cacheWrite,
+      total: e.total,
+      cacheBranch: e.cacheBranch,
+      recordedCost: e.recordedCost,
+      toolCalls: e.toolCallCount,
+      sourcePath: e.sourcePath,
+      nowMs,
+    });
+    if (info.changes === 0) return false;
+    sums.usageOf(e.sessionId, e.agent, e.project, e.model, e.provider).add(e, 1, e.timestampMs);
+    return true;
+  }
+
+  /**
+   * Stores a call with its 1/n share of the paying event. A call already stored with usage
+   * unknown (its message had no metrics yet) is upgraded when this commit adds that event: its
+   * share is set, and added to its usage-known series with no second count of the call.
+   */
+  private insertCall(
+    c: ToolCall,
+    batch: ReadonlyMap<string, UsageEvent>,
+    added: ReadonlySet<string>,
+    nowMs: number,
+    sums: SeriesSums,
+  ): "added" | "upgraded" | "known" {
+    let paid: Components | undefined;
+    if (c.usageKey !== "") {
+      paid =
+        batch.get(c.usageKey) ??
+        (this.st.getEventComponents.get({ key: c.usageKey }) as Components | undefined);
+    }
+    const d = c.divisor;
+    const share = paid
+      ? {
+          input: paid.input / d,
+          output: paid.output / d,
+          cacheRead: paid.cacheRead / d,
+          cacheWrite: paid.cacheWrite / d,
+        }
+      : ZERO;
+    const known = paid ? 1 : 0;
+    const info = this.st.insertCall.run({
+      callKey: c.callKey,
+      usageKey: paid ? c.usageKey : "",
+      sessionId: c.sessionId,
+      agent: c.agent,
+      toolName: c.toolName,
+      tsMs: c.timestampMs,
+      divisor: d,
+      model: c.model,
+      provider: c.provider,
+      project: c.project,
+      shareInput: share.input,
+      shareOutput: share.output,
+      shareCacheRead: share.cacheRead,
+      shareCacheWrite: share.cacheWrite,
+      sourcePath: c.sourcePath,
+      nowMs,
+      known,
+    });
+    if (info.changes > 0) {
+      sums
+        .toolOf(c.sessionId, c.agent, c.project, c.model, c.provider, c.toolName, known)
+        .add(share, 1, c.timestampMs);
+      return "added";
+    }
+    if (!paid || !added.has(c.usageKey)) return "known";
+    // The stored row keeps its series key (the dimensions it was counted under): only its share changes.
+    const up = this.st.upgradeCall.get({
+      callKey: c.callKey,
+      usageKey: c.usageKey,
+      divisor: d,
+      shareInput: share.input,
+      shareOutput: share.output,
+      shareCacheRead: share.cacheRead,
+      shareCacheWrite: share.cacheWrite,
+    }) as
+      | {
+          sessionId: string;
+          agent: string;
+          project: string;
+          model: string;
+          provider: string;
+          toolName: string;
+          tsMs: number;
+        }
+      | undefined;
+    if (up === undefined) return "known";
+    sums
+      .toolOf(up.sessionId, up.agent, up.project, up.model, up.provider, up.toolName, 1)
+      .add(share, 0, up.tsMs);
+    return "upgraded";
+  }
+}
+
+const ZERO: Components = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+function prepare(db: Database.Database) {
+  return {
+    insertEvent: db.prepare(
+      `INSERT INTO events (dedup_key, adapter, session_id, agent, message_id, ts_ms, model, provider, project,
+         input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms)
+       VALUES (@dedupKey, @adapter, @sessionId, @agent, @messageId, @tsMs, @model, @provider, @project,
+         @input, @output, @cacheRead, @cacheWrite, @total, @cacheBranch, @recordedCost, @toolCalls, @sourcePath, @nowMs)
+       ON CONFLICT (dedup_key) DO NOTHING`,
+    ),
+    getEventComponents: db.prepare(
+      "SELECT input, output, cache_read AS cacheRead, cache_write AS cacheWrite FROM events WHERE dedup_key = @key",
+    ),
+    insertCall: db.prepare(
+      `INSERT INTO tool_calls (call_key, usage_key, session_id, agent, tool_name, ts_ms, divisor, model, provider,
+         project, share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms, first_known)
+       VALUES (@callKey, @usageKey, @sessionId, @agent, @toolName, @tsMs, @divisor, @model, @provider,
+         @project, @shareInput, @shareOutput, @shareCacheRead, @shareCacheWrite, @sourcePath, @nowMs, @known)
+       ON CONFLICT (call_key) DO NOTHING`,
+    ),
+    upgradeCall: db.prepare(
+      `UPDATE tool_calls SET usage_key = @usageKey, divisor = @divisor, share_input = @shareInput,
+         share_output = @shareOutput, share_cache_read = @shareCacheRead, share_cache_write = @shareCacheWrite
+       WHERE call_key = @callKey AND usage_key = ''
+       RETURNING session_id AS sessionId, agent, project, model, provider, tool_name AS toolName, ts_ms AS tsMs`,
+    ),
+    usageSeries: db.prepare(
+      `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms,
+         last_event_ms)
+       VALUES (@sessionId, @agent, @project, @model, @provider, @input, @output, @cacheRead, @cacheWrite, @n,
+         @nowMs, @nowMs, @lastEventMs)
+       ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
+         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+         events = events + excluded.events, updated_ms = excluded.updated_ms,
+         last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
+    ),
+    toolSeries: db.prepare(
+      `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
+         first_ms, updated_ms, last_event_ms)
+       VALUES (@sessionId, @agent, @project, @model, @provider, @toolName, @usageKnown, @n, @input, @output,
+         @cacheRead, @cacheWrite, @nowMs, @nowMs, @lastEventMs)
+       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + excluded.calls,
+         input = input + excluded.input, output = output + excluded.output,
+         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+         updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
+    ),
+  };
+}
+
+/** The running sum of one series over the rows a commit adds. */
+class SeriesSum {
+  input = 0;
+  output = 0;
+  cacheRead = 0;
+  cacheWrite = 0;
+  n = 0;
+  lastEventMs = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly key: Record<string, string | number>) {}
+
+  add(c: Components, n: number, ts: number): void {
+    this.input += c.input;
+    this.output += c.output;
+    this.cacheRead += c.cacheRead;
+    this.cacheWrite += c.cacheWrite;
+    this.n += n;
+    if (ts > this.lastEventMs) this.lastEventMs = ts;
+  }
+
+  params(nowMs: number): Record<string, string | number> {
+    return {
+      ...this.key,
+      input: this.input,
+      output: this.output,
+      cacheRead: this.cacheRead,
+      cacheWrite: this.cacheWrite,
+      n: this.n,
+      nowMs,
+      lastEventMs: this.lastEventMs,
+    };
+  }
+}
+
+/** Per-commit running sums of the rows added, by series key. */
+class SeriesSums {
+  readonly usage = new Map<string, SeriesSum>();
+  readonly tool = new Map<string, SeriesSum>();
+
+  usageOf(sessionId: string, agent: string, project: string, model: string, provider: string): SeriesSum {
+    const id = [sessionId, agent, project, model, provider].join("\u0000");
+    let s = this.usage.get(id);
+    if (s === undefined) {
+      s = new SeriesSum({ sessionId, agent, project, model, provider });
+      this.usage.set(id, s);
+    }
+    return s;
+  }
+
+  toolOf(
+    sessionId: string,
+    agent: string,
+    project: string,
+    model: string,
+    provider: string,
+    toolName: string,
+    usageKnown: 0 | 1,
+  ): SeriesSum {
+    const id = [sessionId, agent, project, model, provider, toolName, usageKnown].join("\u0000");
+    let s = this.tool.get(id);
+    if (s === undefined) {
+      s = new SeriesSum({ sessionId, agent, project, model, provider, toolName, usageKnown });
+      this.tool.set(id, s);
+    }
+    return s;
+  }
+}

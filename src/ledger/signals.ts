@@ -1,0 +1,605 @@
+/**
+ * What the events, traces and GenAI metrics need beyond the counts (schema v5):
+ * every request's start and turn, every call's ids, its result (joined by tool_use id), every
+ * turn, every document's last `ts`; and the queue of FINAL records (a request when it is read; a
+ * call when its result is on disk or its turn or document is over; a turn when it is over; a
+ * compaction when it is recorded), in the order they became final. The exporters of those signals deliver the queue exactly once,
+ * each with its own watermark (`signal_delivery`), committed with the export result.
+ *
+ * Written in the same transaction as the source's events (Ingest calls `record`), so a crash can
+ * neither lose a record nor queue one twice (`UNIQUE (kind, ref_key)`).
+ */
+import type Database from "better-sqlite3";
+import { durationMs, type ToolOutcome, toolCallEnd, toolOutcome } from "../adapter/timing.ts";
+import type {
+  AgentTurn,
+  Compaction,
+  DocumentSignals,
+  ToolCall,
+  ToolResult,
+  UsageEvent,
+} from "../adapter/types.ts";
+import { GenaiSeries, type GenaiSeriesRow } from "./genai.ts";
+
+export {
+  GENAI_BOUNDARIES,
+  GENAI_DURATION_BOUNDARIES,
+  GENAI_TOKEN_BOUNDARIES,
+  type GenaiMetric,
+  type GenaiSeriesRow,
+  TOOL_DURATION_BOUNDARIES,
+} from "./genai.ts";
+
+export type SignalKind = "chat" | "tool" | "turn" | "compaction";
+
+/** One final record as the exporters read it (the union of the three kinds' fields). */
+export interface SignalRow {
+  readonly seq: number;
+  readonly kind: SignalKind;
+  /** The request's / call's / turn's key (dedup key, call key, turn key). */
+  readonly refKey: string;
+  /** Event time: the response's ts, the calling message's ts, the turn's start. */
+  readonly tsMs: number;
+  /** Chat: its ts; tool: its result's ts (or where it was cut off); turn: its last ts. */
+  readonly endMs: number;
+  /** Chat: the latest ts before it in its document (0 = unknown); tool: = tsMs; turn: = tsMs. */
+  readonly startMs: number;
+  readonly outcome: ToolOutcome | null;
+  readonly cancelled: boolean;
+  readonly rootSessionId: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  /** The turn a chat or tool belongs to; for a turn, the lead turn it nests under ("" = none). */
+  readonly turnKey: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly messageId: string;
+  /** Chat: the four components after the cache rule; tool: its 1/divisor shares. */
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  /** Chat: its tool_use count; tool: the divisor. */
+  readonly toolCalls: number;
+  readonly toolName: string;
+  readonly toolUseId: string;
+  /** Tool: whether the paying message had metrics. Chat: true. */
+  readonly usageKnown: boolean;
+  /** Turn: the prompt's message id. */
+  readonly turnId: string;
+  /** Compaction: `agentic` | `basic` ("" for the other kinds). */
+  readonly strategy: string;
+  /** Compaction: Cline's reason, `unrecorded` where it writes none ("" for the other kinds). */
+  readonly reason: string;
+  /** Compaction: the numbers Cline wrote (null where absent; 0 / null for the other kinds). */
+  readonly sourceMessageCount: number;
+  readonly messagesRemoved: number | null;
+  readonly tokensBefore: number | null;
+}
+
+export interface SignalCursor {
+  readonly exporter: string;
+  /** Highest queue seq delivered. */
+  readonly watermark: number;
+  /** Records whose event time is older than this are skipped, not sent (start from now). */
+  readonly fromMs: number;
+}
+
+export interface SignalBatch {
+  readonly base: SignalCursor;
+  readonly rows: readonly SignalRow[];
+  /** The watermark to commit once `rows` are delivered (past skipped rows too). */
+  readonly next: number;
+  /** Rows of the window left out: other kinds, or older than `fromMs`. */
+  readonly skipped: number;
+}
+
+interface CallDims {
+  readonly sessionId: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly toolName: string;
+}
+
+interface CallIds {
+  readonly messageId: string;
+  readonly toolUseId: string;
+  readonly turnKey: string;
+}
+
+interface OpenCallRow {
+  callKey: string;
+  tsMs: number;
+  lastTsMs: number;
+}
+
+interface TurnRow {
+  turnKey: string;
+  rootSessionId: string;
+  sessionId: string;
+  agent: string;
+  startMs: number;
+  endMs: number;
+  sourcePath: string;
+}
+
+/** The lead agent's name: its turns are the ones sub-agents and teammates nest under. */
+const LEAD = "lead";
+
+export class Signals {
+  private w: ReturnType<typeof prepareWrites> | undefined;
+  /** The ingestion time of the commit (or sweep) in progress: the GenAI series' updated_ms. */
+  private nowMs = 0;
+  /** The GenAI histogram series, written in the same transaction as the queue. */
+  readonly genai: GenaiSeries;
+  private r: ReturnType<typeof prepareReads> | undefined;
+
+  constructor(private readonly db: Database.Database) {
+    this.genai = new GenaiSeries(db);
+  }
+
+  private writes(): ReturnType<typeof prepareWrites> {
+    this.w ??= prepareWrites(this.db);
+    return this.w;
+  }
+
+  private reads(): ReturnType<typeof prepareReads> {
+    this.r ??= prepareReads(this.db);
+    return this.r;
+  }
+
+  /**
+   * Stores one document's signal rows and queues what became final. Must run inside the commit
+   * transaction of the same observation, after its events and calls were inserted.
+   */
+  record(
+    doc: DocumentSignals,
+    sourcePath: string,
+    events: readonly UsageEvent[],
+    calls: readonly ToolCall[],
+    nowMs: number,
+  ): void {
+    this.nowMs = nowMs;
+    const w = this.writes();
+    w.putDocument.run({
+      sourcePath,
+      rootSessionId: doc.rootSessionId,
+      sessionId: doc.sessionId,
+      agent: doc.agent,
+      lastTsMs: doc.lastTsMs,
+    });
+    const turnKeys = new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
+    // A request is final when read: queued once (UNIQUE (kind, ref_key)), with its start and turn.
+    for (const e of events) {
+      const info = w.queue.run({
+        kind: "chat",
+        refKey: e.dedupKey,
+        tsMs: e.timestampMs,
+        endMs: e.timestampMs,
+        outcome: null,
+        cancelled: 0,
+        startMs: e.startMs ?? 0,
+        turnKey: turnKeys.get(e.turnId ?? "") ?? "",
+        messageId: "",
+        toolUseId: "",
+      });
+      if (info.changes > 0) this.observeChat(e);
+    }
+    // A call read with its result on disk is final at once: one queue row, no lookup (the usual
+    // case, and the whole of a backfill). One without is kept open in signal_calls.
+    const results = new Map(doc.toolResults.map((r) => [r.callKey, r]));
+    const handled = new Set<string>();
+    for (const c of calls) {
+      handled.add(c.callKey);
+      const ids = {
+        messageId: c.messageId ?? "",
+        toolUseId: c.toolUseId ?? "",
+        turnKey: turnKeys.get(c.turnId ?? "") ?? "",
+      };
+      const r = results.get(c.callKey);
+      if (r === undefined) {
+        w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
+        continue;
+      }
+      const end = toolCallEnd({ startMs: c.timestampMs, documentLastTsMs: 0 }, r, 0, 0);
+      if (!end.final) continue;
+      if (this.queueCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids)) {
+        // Seen open by an earlier read: closed now (a no-op probe for a call never seen open).
+        w.closeCall.run({ callKey: c.callKey });
+      }
+    }
+    for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
+    for (const t of doc.turns) this.recordTurn(t);
+    this.genai.flush(this.nowMs);
+  }
+
+  /**
+   * Queues a compaction just recorded (Compactions.insert, the same transaction): final when
+   * read, in the turn of its agent that had started by the compaction's time (its document is
+   * committed before its compaction file, docs/traces.md "compaction"); "" when there is none.
+   */
+  recordCompaction(c: Compaction): void {
+    const w = this.writes();
+    const turn = w.turnAt.get({ sessionId: c.sessionId, agent: c.agent, tsMs: c.timestampMs }) as
+      | { turnKey: string }
+      | undefined;
+    w.queue.run({
+      kind: "compaction",
+      refKey: c.compactionKey,
+      tsMs: c.timestampMs,
+      endMs: c.timestampMs,
+      outcome: null,
+      cancelled: 0,
+      startMs: c.timestampMs,
+      turnKey: turn?.turnKey ?? "",
+      messageId: "",
+      toolUseId: "",
+    });
+  }
+
+  /** A result whose call is not in the same read (stored by an earlier one): stored once; it finalizes it. */
+  private recordResult(r: ToolResult): void {
+    const w = this.writes();
+    const info = w.putResult.run({
+      callKey: r.callKey,
+      messageId: r.messageId,
+      tsMs: r.timestampMs,
+      isError: r.isError === null ? null : r.isError ? 1 : 0,
+    });
+    if (info.changes === 0) return;
+    const open = w.openCall.get({ callKey: r.callKey }) as { tsMs: number } | undefined;
+    if (open === undefined) return; // no such call (yet), or already final
+    const end = toolCallEnd({ startMs: open.tsMs, documentLastTsMs: 0 }, r, 0, 0);
+    if (end.final) this.finalCall(r.callKey, open.tsMs, end.endMs, end.outcome, false);
+  }
+
+  private recordTurn(t: AgentTurn): void {
+    const w = this.writes();
+    w.putTurn.run({
+      turnKey: t.turnKey,
+      rootSessionId: t.rootSessionId,
+      sessionId: t.sessionId,
+      agent: t.agent,
+      turnId: t.turnId,
+      project: t.project,
+      startMs: t.startMs,
+      endMs: t.endMs,
+      closed: t.closed ? 1 : 0,
+      sourcePath: t.sourcePath,
+    });
+    if (!t.closed) return;
+    const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
+    if (row !== undefined) this.finalTurn(row);
+  }
+
+  /**
+   * Finalizes what its document's quiet time ended: calls without a result (cancelled, ending at
+   * the document's last ts) and open turns of documents with nothing newer than `quietMs` ago.
+   * Returns how many records it queued. Cheap when idle: it reads only open calls and turns.
+   */
+  finalizeQuiet(nowMs: number, quietMs: number): number {
+    const w = this.writes();
+    const cutoff = nowMs - quietMs;
+    this.nowMs = nowMs;
+    return this.db.transaction(() => {
+      let n = 0;
+      for (const c of w.quietCalls.all({ cutoff }) as OpenCallRow[]) {
+        const end = toolCallEnd({ startMs: c.tsMs, documentLastTsMs: c.lastTsMs }, undefined, nowMs, quietMs);
+        if (!end.final) continue;
+        this.finalCall(c.callKey, c.tsMs, end.endMs, end.outcome, true);
+        n++;
+      }
+      for (const t of w.quietTurns.all({ cutoff }) as TurnRow[]) {
+        n += 1 + this.finalTurn(t);
+      }
+      this.genai.flush(this.nowMs);
+      return n;
+    })();
+  }
+
+  /** Finalizes an open call (signal_calls): its dims and ids from the ledger, then queued and closed. */
+  private finalCall(callKey: string, tsMs: number, endMs: number, outcome: ToolOutcome, cancelled: boolean) {
+    const w = this.writes();
+    const row = w.callDims.get({ callKey }) as (CallDims & CallIds) | undefined;
+    const ids = {
+      messageId: row?.messageId ?? "",
+      toolUseId: row?.toolUseId ?? "",
+      turnKey: row?.turnKey ?? "",
+    };
+    this.queueCall(callKey, tsMs, endMs, outcome, cancelled, row, ids);
+    w.closeCall.run({ callKey });
+  }
+
+  /** Queues a final call (once: false when it already was) and observes its duration. */
+  private queueCall(
+    callKey: string,
+    tsMs: number,
+    endMs: number,
+    outcome: ToolOutcome,
+    cancelled: boolean,
+    dims: CallDims | undefined,
+    ids: CallIds,
+  ): boolean {
+    const info = this.writes().queue.run({
+      kind: "tool",
+      refKey: callKey,
+      tsMs,
+      endMs: Math.max(tsMs, endMs),
+      outcome,
+      cancelled: cancelled ? 1 : 0,
+      startMs: tsMs,
+      ...ids,
+    });
+    if (info.changes === 0) return false;
+    const d = durationMs(tsMs, Math.max(tsMs, endMs));
+    if (dims !== undefined && d !== undefined) {
+      this.genai.observe(
+        "tool_duration",
+        {
+          sessionId: dims.sessionId,
+          model: dims.model,
+          provider: dims.provider,
+          toolName: dims.toolName,
+          tokenType: "",
+          outcome,
+        },
+        d / 1000,
+        tsMs,
+      );
+    }
+    return true;
+  }
+
+  /** Queues a turn that is over, after the calls of it still open (cut off at its end). */
+  private finalTurn(t: TurnRow): number {
+    const w = this.writes();
+    let n = 0;
+    for (const c of w.openCallsOfTurn.all({ turnKey: t.turnKey }) as { callKey: string; tsMs: number }[]) {
+      this.finalCall(c.callKey, c.tsMs, t.endMs, toolOutcome(null), true);
+      n++;
+    }
+    // Sub-agents and teammates nest under the lead's turn that was running when theirs began:
+    // the latest lead turn of the same root session that started at or before it.
+    let parentKey = "";
+    if (t.agent !== LEAD) {
+      const p = w.leadTurnAt.get({ rootSessionId: t.rootSessionId, startMs: t.startMs }) as
+        | { turnKey: string }
+        | undefined;
+      parentKey = p?.turnKey ?? "";
+    }
+    w.queue.run({
+      kind: "turn",
+      refKey: t.turnKey,
+      tsMs: t.startMs,
+      endMs: Math.max(t.startMs, t.endMs),
+      outcome: null,
+      cancelled: 0,
+      startMs: t.startMs,
+      turnKey: parentKey,
+      messageId: "",
+      toolUseId: "",
+    });
+    w.closeTurn.run({ turnKey: t.turnKey });
+    return n;
+  }
+
+  /** A new request: its all-input and output token counts, and its duration when its start is known. */
+  private observeChat(e: UsageEvent): void {
+    const dims = { sessionId: e.sessionId, model: e.model, provider: e.provider, toolName: "", outcome: "" };
+    this.genai.observe(
+      "token_usage",
+      { ...dims, tokenType: "input" },
+      e.input + e.cacheRead + e.cacheWrite,
+      e.timestampMs,
+    );
+    this.genai.observe("token_usage", { ...dims, tokenType: "output" }, e.output, e.timestampMs);
+    const d = durationMs(e.startMs ?? 0, e.timestampMs);
+    if (d !== undefined)
+      this.genai.observe("operation_duration", { ...dims, tokenType: "" }, d / 1000, e.timestampMs);
+  }
+
+  /** Every GenAI histogram series (cumulative export; see GenaiSeries). */
+  genaiSeries(): GenaiSeriesRow[] {
+    return this.genai.series();
+  }
+
+  /** The GenAI series the cumulative TTL keeps, filtered in SQL (see GenaiSeries.seriesLive). */
+  genaiSeriesLive(f: { readonly eventSinceMs: number; readonly updatedSinceMs: number }): GenaiSeriesRow[] {
+    return this.genai.seriesLive(f);
+  }
+
+  /** The request histograms over the events window after < id <= upTo (delta export). */
+  genaiDelta(after: number, upTo: number): GenaiSeriesRow[] {
+    return this.genai.delta(after, upTo);
+  }
+
+  /** The exporter's position; created on first use, skipping history older than `fromMs`. */
+  cursor(exporter: string, fromMs: number): SignalCursor {
+    const w = this.writes();
+    w.createCursor.run({ exporter, fromMs });
+    const r = this.reads().cursor.get({ exporter }) as { watermark: number; fromMs: number };
+    return { exporter, watermark: r.watermark, fromMs: r.fromMs };
+  }
+
+  /** Up to `limit` queue rows after the cursor, the wanted kinds only (the others are skipped). */
+  batch(cursor: SignalCursor, kinds: ReadonlySet<SignalKind>, limit: number): SignalBatch {
+    const raw = this.reads().batch.all({ after: cursor.watermark, limit }) as RawRow[];
+    const rows: SignalRow[] = [];
+    let skipped = 0;
+    let next = cursor.watermark;
+    for (const r of raw) {
+      next = r.seq;
+      if (!kinds.has(r.kind) || r.tsMs < cursor.fromMs) {
+        skipped++;
+        continue;
+      }
+      rows.push(toRow(r));
+    }
+    return { base: cursor, rows, next, skipped };
+  }
+
+  /** Whether anything is queued after `watermark`. */
+  pending(watermark: number): boolean {
+    return this.reads().after.get({ after: watermark }) !== undefined;
+  }
+
+  /**
+   * Records a delivered batch: compare-and-set on the watermark it was read from, so a late
+   * success of an abandoned export can never move it (nor skip rows).
+   */
+  commit(batch: SignalBatch, nowMs: number): "committed" | "stale" {
+    const info = this.writes().advance.run({
+      exporter: batch.base.exporter,
+      base: batch.base.watermark,
+      next: batch.next,
+      nowMs,
+    });
+    return info.changes === 1 ? "committed" : "stale";
+  }
+
+  /** Queue length by kind (tests, `paths --json`-style diagnostics). */
+  queued(): Record<SignalKind, number> {
+    const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0 };
+    for (const r of this.reads().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] = r.n;
+    return out;
+  }
+}
+
+interface RawRow extends Omit<SignalRow, "cancelled" | "usageKnown"> {
+  cancelled: number;
+  usageKnown: number;
+}
+
+function toRow(r: RawRow): SignalRow {
+  return { ...r, cancelled: r.cancelled === 1, usageKnown: r.usageKnown === 1 };
+}
+
+function prepareWrites(db: Database.Database) {
+  return {
+    putDocument: db.prepare(
+      `INSERT INTO signal_documents (source_path, root_session_id, session_id, agent, last_ts_ms)
+       VALUES (@sourcePath, @rootSessionId, @sessionId, @agent, @lastTsMs)
+       ON CONFLICT (source_path) DO UPDATE SET last_ts_ms = max(last_ts_ms, excluded.last_ts_ms)`,
+    ),
+    putCall: db.prepare(
+      `INSERT INTO signal_calls (call_key, message_id, tool_use_id, turn_key, source_path)
+       VALUES (@callKey, @messageId, @toolUseId, @turnKey, @sourcePath)
+       ON CONFLICT (call_key) DO NOTHING`,
+    ),
+    putResult: db.prepare(
+      `INSERT INTO signal_results (call_key, message_id, ts_ms, is_error) VALUES (@callKey, @messageId, @tsMs, @isError)
+       ON CONFLICT (call_key) DO NOTHING`,
+    ),
+    openCall: db.prepare(
+      `SELECT t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
+       WHERE s.call_key = @callKey AND s.final = 0`,
+    ),
+    closeCall: db.prepare("UPDATE signal_calls SET final = 1 WHERE call_key = @callKey"),
+    putTurn: db.prepare(
+      `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms, end_ms,
+         closed, source_path)
+       VALUES (@turnKey, @rootSessionId, @sessionId, @agent, @turnId, @project, @startMs, @endMs, @closed, @sourcePath)
+       ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
+         closed = max(closed, excluded.closed)
+       WHERE final = 0`,
+    ),
+    openTurn: db.prepare(
+      `SELECT turn_key AS turnKey, root_session_id AS rootSessionId, session_id AS sessionId, agent,
+         start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath
+       FROM signal_turns WHERE turn_key = @turnKey AND final = 0`,
+    ),
+    closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey"),
+    openCallsOfTurn: db.prepare(
+      `SELECT s.call_key AS callKey, t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
+       WHERE s.final = 0 AND s.turn_key = @turnKey`,
+    ),
+    turnAt: db.prepare(
+      `SELECT turn_key AS turnKey FROM signal_turns
+       WHERE session_id = @sessionId AND agent = @agent AND start_ms <= @tsMs
+       ORDER BY start_ms DESC LIMIT 1`,
+    ),
+    leadTurnAt: db.prepare(
+      `SELECT turn_key AS turnKey FROM signal_turns
+       WHERE root_session_id = @rootSessionId AND session_id = @rootSessionId AND agent = 'lead'
+         AND start_ms <= @startMs
+       ORDER BY start_ms DESC LIMIT 1`,
+    ),
+    quietCalls: db.prepare(
+      `SELECT s.call_key AS callKey, t.ts_ms AS tsMs, d.last_ts_ms AS lastTsMs
+       FROM signal_calls s JOIN signal_documents d ON d.source_path = s.source_path
+         JOIN tool_calls t ON t.call_key = s.call_key
+       WHERE s.final = 0 AND d.last_ts_ms <= @cutoff`,
+    ),
+    quietTurns: db.prepare(
+      `SELECT t.turn_key AS turnKey, t.root_session_id AS rootSessionId, t.session_id AS sessionId, t.agent,
+         t.start_ms AS startMs, t.end_ms AS endMs, t.source_path AS sourcePath
+       FROM signal_turns t JOIN signal_documents d ON d.source_path = t.source_path
+       WHERE t.final = 0 AND d.last_ts_ms <= @cutoff
+       ORDER BY t.agent = 'lead' DESC, t.start_ms`,
+    ),
+    queue: db.prepare(
+      `INSERT INTO signal_queue (kind, ref_key, ts_ms, end_ms, outcome, cancelled, start_ms, turn_key, message_id,
+         tool_use_id)
+       VALUES (@kind, @refKey, @tsMs, @endMs, @outcome, @cancelled, @startMs, @turnKey, @messageId, @toolUseId)
+       ON CONFLICT (kind, ref_key) DO NOTHING`,
+    ),
+    callDims: db.prepare(
+      `SELECT t.session_id AS sessionId, t.model, t.provider, t.tool_name AS toolName,
+         IFNULL(s.message_id, '') AS messageId, IFNULL(s.tool_use_id, '') AS toolUseId, IFNULL(s.turn_key, '') AS turnKey
+       FROM tool_calls t LEFT JOIN signal_calls s ON s.call_key = t.call_key WHERE t.call_key = @callKey`,
+    ),
+    createCursor: db.prepare(
+      `INSERT INTO signal_delivery (exporter, watermark, from_ms) VALUES (@exporter, 0, @fromMs)
+       ON CONFLICT (exporter) DO NOTHING`,
+    ),
+    advance: db.prepare(
+      `UPDATE signal_delivery SET watermark = @next, last_success_ms = @nowMs
+       WHERE exporter = @exporter AND watermark = @base`,
+    ),
+  };
+}
+
+function prepareReads(db: Database.Database) {
+  return {
+    cursor: db.prepare("SELECT watermark, from_ms AS fromMs FROM signal_delivery WHERE exporter = @exporter"),
+    after: db.prepare("SELECT 1 FROM signal_queue WHERE seq > @after LIMIT 1"),
+    counts: db.prepare("SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind"),
+    // One row per queue entry, the fields of its kind joined in (COALESCE over the four).
+    batch: db.prepare(
+      `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
+         q.start_ms AS startMs,
+         q.outcome, q.cancelled,
+         IFNULL(d.root_session_id, COALESCE(e.session_id, c.session_id, tu.session_id, k.root_session_id))
+           AS rootSessionId,
+         COALESCE(e.session_id, c.session_id, tu.session_id, k.session_id) AS sessionId,
+         COALESCE(e.agent, c.agent, tu.agent, k.agent) AS agent,
+         COALESCE(e.project, c.project, tu.project, k.project) AS project,
+         q.turn_key AS turnKey,
+         COALESCE(e.model, c.model, k.model, '') AS model,
+         COALESCE(e.provider, c.provider, k.provider, '') AS provider,
+         CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
+         COALESCE(e.input, c.share_input, 0) AS input,
+         COALESCE(e.output, c.share_output, 0) AS output,
+         COALESCE(e.cache_read, c.share_cache_read, 0) AS cacheRead,
+         COALESCE(e.cache_write, c.share_cache_write, 0) AS cacheWrite,
+         COALESCE(e.tool_calls, c.divisor, 0) AS toolCalls,
+         IFNULL(c.tool_name, '') AS toolName,
+         q.tool_use_id AS toolUseId,
+         CASE q.kind WHEN 'tool' THEN c.usage_key != '' ELSE 1 END AS usageKnown,
+         IFNULL(tu.turn_id, '') AS turnId,
+         IFNULL(k.strategy, '') AS strategy,
+         IFNULL(k.reason, '') AS reason,
+         IFNULL(k.source_message_count, 0) AS sourceMessageCount,
+         k.messages_removed AS messagesRemoved,
+         k.tokens_before AS tokensBefore
+       FROM signal_queue q
+         LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
+         LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key
+         LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
+         LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
+         LEFT JOIN signal_documents d ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path)
+       WHERE q.seq > @after ORDER BY q.seq LIMIT @limit`,
+    ),
+  };
+}

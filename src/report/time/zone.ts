@@ -1,0 +1,139 @@
+/**
+ * IANA time zones through Intl, with no dependency: the wall-clock time of an instant, and the
+ * instant of a wall-clock time. SQLite knows only UTC and the machine's zone, so `report` groups
+ * in UTC buckets and labels them here (see ../buckets.ts).
+ */
+
+/** A calendar date in some zone (month and day 1-based). */
+export interface LocalDate {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+}
+
+export interface WallTime extends LocalDate {
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+/** A resolved zone: its canonical name and the one formatter every conversion uses. */
+export interface Zone {
+  readonly name: string;
+  readonly format: Intl.DateTimeFormat;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The zone named `name` (an IANA name such as `Europe/Berlin`, or `UTC`), or undefined if unknown. */
+export function zoneNamed(name: string): Zone | undefined {
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: name,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+  } catch (e) {
+    if (e instanceof RangeError) return undefined;
+    throw e;
+  }
+  // The name as given (validated): Intl's canonical form can be a legacy alias (Asia/Calcutta).
+  return { name, format };
+}
+
+/**
+ * The machine's zone: TZ when it names a zone (as typed: Intl would turn Asia/Kolkata into its
+ * legacy alias Asia/Calcutta), otherwise what Intl resolves.
+ */
+export function localZoneName(env: NodeJS.ProcessEnv = process.env): string {
+  const tz = env.TZ?.trim();
+  if (tz && zoneNamed(tz) !== undefined) return tz;
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+/** The wall-clock time of instant `ms` in `zone` (to the second). */
+export function wallTime(zone: Zone, ms: number): WallTime {
+  const p: Record<string, number> = {};
+  for (const part of zone.format.formatToParts(ms)) {
+    if (part.type !== "literal") p[part.type] = Number(part.value);
+  }
+  return {
+    year: p.year ?? 0,
+    month: p.month ?? 1,
+    day: p.day ?? 1,
+    hour: p.hour ?? 0,
+    minute: p.minute ?? 0,
+    second: p.second ?? 0,
+  };
+}
+
+function wallAsUtc(w: WallTime): number {
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+}
+
+/** The zone's offset from UTC at instant `ms`, in ms (east positive: +05:30 is 19,800,000). */
+export function offsetMs(zone: Zone, ms: number): number {
+  const whole = Math.floor(ms / 1000) * 1000;
+  return wallAsUtc(wallTime(zone, whole)) - whole;
+}
+
+function sameWall(a: WallTime, b: WallTime): boolean {
+  return (
+    a.year === b.year &&
+    a.month === b.month &&
+    a.day === b.day &&
+    a.hour === b.hour &&
+    a.minute === b.minute &&
+    a.second === b.second
+  );
+}
+
+/**
+ * The instant at which `zone`'s clocks show `w`. A time shown twice (clocks set back) is its
+ * first occurrence; a time never shown (clocks set forward) is moved forward by the gap, so a
+ * day whose midnight is skipped starts when its first hour does ("compatible", as in Temporal).
+ */
+export function instantOf(zone: Zone, w: WallTime): number {
+  const guess = wallAsUtc(w);
+  // The offsets before and after any transition near this time (zones change at most once a day).
+  const offsets = [...new Set([offsetMs(zone, guess - DAY_MS), offsetMs(zone, guess + DAY_MS)])];
+  const hits = offsets.map((o) => guess - o).filter((t) => sameWall(wallTime(zone, t), w));
+  if (hits.length > 0) return Math.min(...hits);
+  return guess - (offsets[0] ?? 0);
+}
+
+/** `d` moved by `n` calendar days. */
+export function addDays(d: LocalDate, n: number): LocalDate {
+  const t = new Date(Date.UTC(d.year, d.month - 1, d.day + n));
+  return { year: t.getUTCFullYear(), month: t.getUTCMonth() + 1, day: t.getUTCDate() };
+}
+
+/** ISO weekday: 1 = Monday ... 7 = Sunday. */
+export function isoWeekday(d: LocalDate): number {
+  const w = new Date(Date.UTC(d.year, d.month - 1, d.day)).getUTCDay();
+  return w === 0 ? 7 : w;
+}
+
+/** The instant `zone`'s day `d` begins. */
+export function startOfDay(zone: Zone, d: LocalDate): number {
+  return instantOf(zone, { ...d, hour: 0, minute: 0, second: 0 });
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+
+/** `YYYY-MM-DD`. */
+export function formatDate(d: LocalDate): string {
+  return `${pad(d.year, 4)}-${pad(d.month)}-${pad(d.day)}`;
+}
+
+/** `YYYY-MM-DD HH:MM` of instant `ms` in `zone`. */
+export function formatWall(zone: Zone, ms: number): string {
+  const w = wallTime(zone, ms);
+  return `${formatDate(w)} ${pad(w.hour)}:${pad(w.minute)}`;
+}

@@ -1,0 +1,29 @@
+/**
+ * The configuration the export tests share: resolved as the CLI resolves it, with directories no
+ * test reads, a one-hour metric interval (tests flush by hand) and a 1.5 s OTLP timeout; a
+ * test's own variables come last and win.
+ */
+import type { Resource } from "@opentelemetry/resources";
+import { type Config, resolveConfig } from "../../../src/config/config.ts";
+import { resolveSignalsConfig, type SignalsConfig } from "../../../src/config/signals.ts";
+import { buildResource } from "../../../src/export/resource.ts";
+import type { Ledger } from "../../../src/ledger/ledger.ts";
+
+export function exportTestConfig(env: Record<string, string>): Config {
+  return resolveConfig(
+    { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-sessions", dbDir: "/tmp/unused-db" },
+    { OTEL_METRIC_EXPORT_INTERVAL: "3600000", OTEL_EXPORTER_OTLP_TIMEOUT: "1500", ...env },
+    "/tmp",
+    "/tmp",
+  );
+}
+
+/** The events and traces settings from `env` alone (no headers file). */
+export function signalsTestConfig(env: Record<string, string>): SignalsConfig {
+  return resolveSignalsConfig(env, { fileHeaders: {}, fileVia: "the headers file", cwd: "/tmp" }, false);
+}
+
+/** The resource of a test pipeline: default service name, version 9.9.9, host `host-a`. */
+export function testResource(ledger: Ledger): Resource {
+  return buildResource(exportTestConfig({}).export, ledger.instanceId, "9.9.9", "host-a");
+}

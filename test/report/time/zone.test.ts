@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import {
+  addDays,
+  formatWall,
+  instantOf,
+  isoWeekday,
+  offsetMs,
+  startOfDay,
+  wallTime,
+  type Zone,
+  zoneNamed,
+} from "../../../src/report/time/zone.ts";
+
+const z = (name: string): Zone => {
+  const zone = zoneNamed(name);
+  if (zone === undefined) throw new Error(`no zone ${name}`);
+  return zone;
+};
+const H = 3_600_000;
+const utc = (s: string) => Date.parse(s);
+
+describe("zoneNamed", () => {
+  it("knows IANA names and UTC, and refuses the rest", () => {
+    expect(zoneNamed("Europe/Berlin")?.name).toBe("Europe/Berlin");
+    expect(zoneNamed("UTC")?.name).toBe("UTC");
+    expect(zoneNamed("Mars/Olympus")).toBeUndefined();
+    expect(zoneNamed("")).toBeUndefined();
+  });
+});
+
+describe("offsetMs", () => {
+  it.each([
+    ["UTC", "2026-06-01T00:00:00Z", 0],
+    ["Asia/Kolkata", "2026-06-01T00:00:00Z", 5.5 * H],
+    ["Asia/Kathmandu", "2026-06-01T00:00:00Z", 5.75 * H],
+    ["Europe/Berlin", "2026-01-15T12:00:00Z", 1 * H],
+    ["Europe/Berlin", "2026-07-15T12:00:00Z", 2 * H],
+    ["America/New_York", "2026-01-15T12:00:00Z", -5 * H],
+    ["America/New_York", "2026-07-15T12:00:00Z", -4 * H],
+    ["Australia/Lord_Howe", "2026-01-15T12:00:00Z", 11 * H],
+    ["Australia/Lord_Howe", "2026-07-15T12:00:00Z", 10.5 * H],
+  ])("%s at %s is %d ms", (name, at, want) => {
+    expect(offsetMs(z(name), utc(at))).toBe(want);
+  });
+});
+
+describe("instantOf", () => {
+  it.each([
+    // plain times
+    ["Asia/Kolkata", [2026, 11, 30, 0, 0, 0], "2026-11-29T18:30:00.000Z"],
+    ["Asia/Kathmandu", [2026, 11, 30, 0, 0, 0], "2026-11-29T18:15:00.000Z"],
+    ["America/New_York", [2026, 11, 30, 9, 15, 30], "2026-11-30T14:15:30.000Z"],
+    // Berlin springs forward 2026-03-29 02:00 -> 03:00: 02:30 never happens, moved forward by the gap
+    ["Europe/Berlin", [2026, 3, 29, 2, 30, 0], "2026-03-29T01:30:00.000Z"],
+    ["Europe/Berlin", [2026, 3, 29, 3, 0, 0], "2026-03-29T01:00:00.000Z"],
+    // Berlin falls back 2026-10-25 03:00 -> 02:00: 02:30 happens twice, the first is taken
+    ["Europe/Berlin", [2026, 10, 25, 2, 30, 0], "2026-10-25T00:30:00.000Z"],
+    // Santiago springs forward at midnight (2026-09-06 00:00 -> 01:00): the day starts at 01:00
+    ["America/Santiago", [2026, 9, 6, 0, 0, 0], "2026-09-06T04:00:00.000Z"],
+    // Lord Howe moves by 30 minutes
+    ["Australia/Lord_Howe", [2026, 4, 5, 1, 45, 0], "2026-04-04T14:45:00.000Z"],
+  ])("%s %j is %s", (name, [year, month, day, hour, minute, second], want) => {
+    const w = { year, month, day, hour, minute, second } as Parameters<typeof instantOf>[1];
+    expect(new Date(instantOf(z(name), w)).toISOString()).toBe(want);
+  });
+
+  it("round-trips every hour of a year through wallTime in odd zones", () => {
+    for (const name of ["Asia/Kathmandu", "Europe/Berlin", "America/Santiago", "Australia/Lord_Howe"]) {
+      const zone = z(name);
+      for (let t = utc("2026-01-01T00:00:00Z"); t < utc("2027-01-01T00:00:00Z"); t += 3_600_000) {
+        const w = wallTime(zone, t);
+        const back = instantOf(zone, w);
+        // Equal, or the first of two instants showing the same wall time (fall-back hour).
+        expect(back === t || (back < t && t - back <= H), `${name} ${new Date(t).toISOString()}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe("calendar helpers", () => {
+  it("adds days across months and years, and names ISO weekdays", () => {
+    expect(addDays({ year: 2026, month: 12, day: 31 }, 1)).toEqual({ year: 2027, month: 1, day: 1 });
+    expect(addDays({ year: 2028, month: 3, day: 1 }, -1)).toEqual({ year: 2028, month: 2, day: 29 });
+    expect(isoWeekday({ year: 2026, month: 11, day: 30 })).toBe(1); // a Monday
+    expect(isoWeekday({ year: 2026, month: 12, day: 6 })).toBe(7);
+  });
+
+  it("gives DST days their real length", () => {
+    const berlin = z("Europe/Berlin");
+    const len = (d: { year: number; month: number; day: number }) =>
+      (startOfDay(berlin, addDays(d, 1)) - startOfDay(berlin, d)) / H;
+    expect(len({ year: 2026, month: 3, day: 29 })).toBe(23);
+    expect(len({ year: 2026, month: 10, day: 25 })).toBe(25);
+    expect(len({ year: 2026, month: 11, day: 30 })).toBe(24);
+    expect(formatWall(berlin, utc("2026-11-30T23:30:00Z"))).toBe("2026-12-01 00:30");
+  });
+});
