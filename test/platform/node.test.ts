@@ -60,8 +60,11 @@ describe("better-sqlite3's native addon", () => {
     expect(db.prepare("select sqlite_version() as v").get()).toMatchObject({ v: expect.any(String) });
     db.close();
     const pkgDir = dirname(createRequire(import.meta.url).resolve("better-sqlite3/package.json"));
-    // A build/ directory would shadow the prebuilt binary (and may target another Node's headers).
-    expect(existsSync(join(pkgDir, "build"))).toBe(false);
+    // A compiled build/Release or build/Debug binary would shadow the prebuilt one (and may target
+    // another Node's headers). npm may still leave an empty node-gyp build/ tree: that is harmless.
+    for (const kind of ["Release", "Debug"]) {
+      expect(existsSync(join(pkgDir, "build", kind, "better_sqlite3.node"))).toBe(false);
+    }
     const report = process.report.getReport() as unknown as { sharedObjects: string[] };
     const loaded = report.sharedObjects.filter(
       (p) => p.includes("better-sqlite3") || p.includes("better_sqlite3"),
