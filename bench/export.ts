@@ -44,6 +44,8 @@ export interface ExportBenchResult {
    * the same process but keeps only sizes; gzipping each request adds to the peak a little. */
   readonly rssMB: number;
   readonly maxRssMB: number;
+  /** Peak RSS after filling the ledger, before any export (what the export adds is the rest). */
+  readonly fillMaxRssMB: number;
   readonly idle: IdleExportResult;
 }
 
@@ -171,26 +173,8 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
     const t0 = performance.now();
     const filled = fillLedger(ledger, { sessions, eventsPerSession: 4 });
     const fillMs = performance.now() - t0;
+    const fillMaxRssMB = process.resourceUsage().maxRSS / 1024;
     const priceOf = buildPriceLookup(undefined);
-
-    // Own block: the collected data must not stay alive during the exports below.
-    const { collectMs, seriesByMetric } = await (async () => {
-      const producer = new LedgerMetricProducer(ledger, new DeliveryTracker(), {
-        exporter: "bench",
-        temporality: "cumulative",
-        seriesTtlMs: 7 * 24 * 3600_000,
-        translate: { project: "path", includeSessionId: true, priceOf },
-      });
-      await producer.collect(); // warm-up
-      const c0 = performance.now();
-      const collected = await producer.collect();
-      const ms = performance.now() - c0;
-      const byMetric: Record<string, number> = {};
-      for (const m of collected.resourceMetrics.scopeMetrics.flatMap((sm) => sm.metrics)) {
-        byMetric[m.descriptor.name] = m.dataPoints.length;
-      }
-      return { collectMs: ms, seriesByMetric: byMetric };
-    })();
 
     const run = async (protocol: "http/protobuf" | "http/json"): Promise<ProtocolResult> => {
       const rx = await receiver();
@@ -226,6 +210,26 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
     const json = await run("http/json");
     const rssMB = process.memoryUsage().rss / 2 ** 20;
     const maxRssMB = process.resourceUsage().maxRSS / 1024;
+    // After the exports and their peak RSS: one whole collection (every live series as SDK points,
+    // what a pull exporter serves) to count the series per metric and time the ledger read.
+    const { collectMs, seriesByMetric } = await (async () => {
+      const producer = new LedgerMetricProducer(ledger, new DeliveryTracker(), {
+        exporter: "bench",
+        temporality: "cumulative",
+        seriesTtlMs: 7 * 24 * 3600_000,
+        translate: { project: "path", includeSessionId: true, priceOf },
+      });
+      await producer.collect(); // warm-up
+      const c0 = performance.now();
+      const collected = await producer.collect();
+      const ms = performance.now() - c0;
+      const byMetric: Record<string, number> = {};
+      for (const m of collected.resourceMetrics.scopeMetrics.flatMap((sm) => sm.metrics)) {
+        byMetric[m.descriptor.name] = m.dataPoints.length;
+      }
+      return { collectMs: ms, seriesByMetric: byMetric };
+    })();
+
     const idle = await measureIdleExport(sessions);
     return {
       sessions,
@@ -239,6 +243,7 @@ export async function measureExport(sessions: number): Promise<ExportBenchResult
       json,
       rssMB,
       maxRssMB,
+      fillMaxRssMB,
       idle,
     };
   } finally {
@@ -273,7 +278,7 @@ export function formatExportBench(results: readonly ExportBenchResult[]): string
       `  ledger read + translate (collect): ${r.collectMs.toFixed(0)} ms; fill: ${r.fillMs.toFixed(0)} ms`,
       `  http/protobuf: ${mb(r.protobuf.bytes)} MiB (gzip ${mb(r.protobuf.gzipBytes)} MiB) in ${r.protobuf.requests} request(s), collect+export ${r.protobuf.flushMs.toFixed(0)} ms${r.protobuf.ok ? "" : " NOT DELIVERED"}`,
       `  http/json:     ${mb(r.json.bytes)} MiB (gzip ${mb(r.json.gzipBytes)} MiB) in ${r.json.requests} request(s), collect+export ${r.json.flushMs.toFixed(0)} ms${r.json.ok ? "" : " NOT DELIVERED"}`,
-      `  RSS ${r.rssMB.toFixed(0)} MiB (peak ${r.maxRssMB.toFixed(0)} MiB); bytes per series: protobuf ${(r.protobuf.bytes / r.series).toFixed(0)}, json ${(r.json.bytes / r.series).toFixed(0)}`,
+      `  RSS ${r.rssMB.toFixed(0)} MiB (peak ${r.maxRssMB.toFixed(0)} MiB, ${r.fillMaxRssMB.toFixed(0)} MiB before exporting); bytes per series: protobuf ${(r.protobuf.bytes / r.series).toFixed(0)}, json ${(r.json.bytes / r.series).toFixed(0)}`,
       `  idle, events ${r.idle.eventAgeDays} days old (http/protobuf): first export ${r.idle.first.points} points, ` +
         `${mb(r.idle.first.bytes)} MiB in ${r.idle.first.requests} request(s); next export with nothing new ` +
         `${r.idle.idle.points} points, ${mb(r.idle.idle.bytes)} MiB (gzip ${mb(r.idle.idle.gzipBytes)} MiB) in ${r.idle.idle.requests} request(s)` +

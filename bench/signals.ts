@@ -8,7 +8,7 @@
  * Prints each child's wall time and peak RSS; compare `on` to `off` in the same run (the ratio is
  * what docs/events.md reports).
  */
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClineAdapter } from "../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../src/adapter/cline/paths.ts";
@@ -45,10 +45,23 @@ const mode = process.argv[2] as "gen" | "on" | "off" | "export" | "idle";
 const home = process.argv[3] as string;
 const state = process.argv[4] as string;
 if (mode === "gen") {
+  // The corpus is deterministic (seed 7): a complete one from an earlier run is reused, so two
+  // builds can be compared on the same files without writing 625 MB twice.
+  const done = join(home, "corpus.json");
+  if (existsSync(done)) {
+    console.log(readFileSync(done, "utf8").trim());
+    process.exit(0);
+  }
+  rmSync(home, { recursive: true, force: true });
   const c = writeCorpus(home, { sessions: 10_000, totalBytes: 400 * 1024 * 1024, seed: 7 });
-  console.log(
-    JSON.stringify({ docs: c.docs.length, events: c.events, toolUses: c.toolUses, bytes: c.bytes }),
-  );
+  const stats = JSON.stringify({
+    docs: c.docs.length,
+    events: c.events,
+    toolUses: c.toolUses,
+    bytes: c.bytes,
+  });
+  writeFileSync(done, `${stats}\n`);
+  console.log(stats);
   process.exit(0);
 }
 const paths = resolveClinePaths({}, {}, home);

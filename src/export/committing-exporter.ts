@@ -15,6 +15,7 @@ import {
   describeExportError,
   healthTransition,
   MAX_POINTS_PER_REQUEST,
+  type PendingDelivery,
   splitByPoints,
 } from "./delivery.ts";
 
@@ -106,23 +107,41 @@ export class CommittingExporter implements PushMetricExporter {
       this.opts.temporality === "cumulative"
         ? splitByPoints(metrics, this.opts.maxPointsPerRequest ?? MAX_POINTS_PER_REQUEST)
         : [metrics];
-    void this.sendAll(requests).then(finish);
+    void this.sendAll(requests, pagedRequests(metrics, pending)).then(finish);
   }
 
-  /** Requests in order; the first failure ends the batch (what was sent is re-sent next time). */
-  private async sendAll(requests: readonly ResourceMetrics[]): Promise<ExportResult> {
-    let result: ExportResult = { code: ExportResultCode.SUCCESS };
+  /**
+   * Requests in order, then the pages of a paged collection, each read only once the request
+   * before it was answered; the first failure ends the batch (what was sent is re-sent next time).
+   */
+  private async sendAll(
+    requests: readonly ResourceMetrics[],
+    pages: Iterable<ResourceMetrics>,
+  ): Promise<ExportResult> {
     for (const r of requests) {
-      result = await new Promise<ExportResult>((resolve) => {
-        try {
-          this.inner.export(r, resolve);
-        } catch (e) {
-          resolve({ code: ExportResultCode.FAILED, error: e instanceof Error ? e : new Error(String(e)) });
-        }
-      });
-      if (result.code !== ExportResultCode.SUCCESS) break;
+      const result = await this.send(r);
+      if (result.code !== ExportResultCode.SUCCESS) return result;
     }
-    return result;
+    try {
+      for (const r of pages) {
+        const result = await this.send(r);
+        if (result.code !== ExportResultCode.SUCCESS) return result;
+      }
+    } catch (e) {
+      // A page could not be read (the ledger): nothing is committed, the next export re-sends all.
+      return { code: ExportResultCode.FAILED, error: e instanceof Error ? e : new Error(String(e)) };
+    }
+    return { code: ExportResultCode.SUCCESS };
+  }
+
+  private send(r: ResourceMetrics): Promise<ExportResult> {
+    return new Promise<ExportResult>((resolve) => {
+      try {
+        this.inner.export(r, resolve);
+      } catch (e) {
+        resolve({ code: ExportResultCode.FAILED, error: e instanceof Error ? e : new Error(String(e)) });
+      }
+    });
   }
 
   /** Marks the current position; `outcomeSince` then judges the exports started after it. */
@@ -149,5 +168,21 @@ export class CommittingExporter implements PushMetricExporter {
 
   shutdown(): Promise<void> {
     return this.inner.shutdown();
+  }
+}
+
+/**
+ * The remaining pages of the paged collections a batch carries, as requests with the batch's
+ * resource and the collection's scope. Lazy: a page is read when the previous request is done.
+ */
+function* pagedRequests(
+  metrics: ResourceMetrics,
+  pending: readonly PendingDelivery[],
+): IterableIterator<ResourceMetrics> {
+  for (const p of pending) {
+    if (p.pages === undefined) continue;
+    for (let page = p.pages.next(); page !== undefined; page = p.pages.next()) {
+      yield { resource: metrics.resource, scopeMetrics: [{ scope: p.pages.scope, metrics: page }] };
+    }
   }
 }

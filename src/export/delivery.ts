@@ -13,6 +13,11 @@ export interface PendingDelivery {
   readonly base: ExportState;
   /** The export state to commit once a batch carrying this collection is delivered. */
   readonly next: ExportState;
+  /**
+   * Cumulative collections read in pages (src/export/pages.ts): the rest of the batch, read
+   * and sent one request at a time after the collected part; `next` commits only after all.
+   */
+  readonly pages?: { readonly scope: ScopeMetrics["scope"]; next(): MetricData[] | undefined };
 }
 
 /**

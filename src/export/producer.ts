@@ -34,6 +34,7 @@ import {
 } from "./compactions.ts";
 import type { DeliveryTracker } from "./delivery.ts";
 import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
+import { CumulativePages } from "./pages.ts";
 import {
   liveSeries,
   METRIC_IDS,
@@ -69,6 +70,14 @@ export interface ProducerOptions {
   readonly maxWindowCalls?: number;
   /** Delta: at most this many provider-request captures per window (MAX_WINDOW_CAPTURES). */
   readonly maxWindowCaptures?: number;
+  /**
+   * Cumulative, push exporters: read the live series in pages of at most this many points, the
+   * first in the collection, the others read by the CommittingExporter one request at a time
+   * (src/export/pages.ts), so the export holds one request's points, not every live series.
+   * Only where each exported series is one ledger row (`seriesAreRows`); never for a pull
+   * exporter, which serializes one whole collection.
+   */
+  readonly pagePoints?: number;
 }
 
 export const MAX_WINDOW_ROWS = 2000;
@@ -197,6 +206,8 @@ export class LedgerMetricProducer implements MetricProducer {
     let compactions: CompactionPoint[];
     let genai: GenaiPoint[];
     let startNs: bigint;
+    let pages: CumulativePages | undefined;
+    let firstPage: MetricData[] = [];
     if (delta) {
       points = translate(
         ledger.usageDelta(base.eventWatermark, ids.event),
@@ -219,12 +230,30 @@ export class LedgerMetricProducer implements MetricProducer {
       startNs = base.windowStartNs;
     } else {
       // The TTL (isLive) in SQL where a series is one row, so dead series are never even read.
-      const filter = seriesAreRows(opts.translate)
+      const rows = seriesAreRows(opts.translate);
+      const filter = rows
         ? { eventSinceMs: nowMs - opts.seriesTtlMs, updatedSinceMs: base.lastSuccessMs }
         : { eventSinceMs: Number.NEGATIVE_INFINITY, updatedSinceMs: Number.NEGATIVE_INFINITY };
-      points = translate(ledger.liveUsageSeries(filter), ledger.liveToolSeries(filter), opts.translate);
-      for (const [id, series] of points) {
-        points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
+      startNs = ledger.streamStartNs;
+      const paged = rows && opts.pagePoints !== undefined;
+      if (paged) {
+        // Usage, tool and GenAI series in pages (the TTL is exact in SQL here); the first one now.
+        pages = new CumulativePages(ledger, {
+          filter,
+          translate: opts.translate,
+          temporality: opts.temporality,
+          startNs,
+          endNs: BigInt(nowMs) * 1_000_000n,
+          maxPoints: opts.pagePoints as number,
+        });
+        firstPage = pages.next() ?? [];
+        if (firstPage.length === 0) pages = undefined;
+        points = new Map();
+      } else {
+        points = translate(ledger.liveUsageSeries(filter), ledger.liveToolSeries(filter), opts.translate);
+        for (const [id, series] of points) {
+          points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
+        }
       }
       captures = liveCapturePoints(
         translateCaptures(ledger.captureSeries(), opts.translate),
@@ -238,25 +267,27 @@ export class LedgerMetricProducer implements MetricProducer {
         opts.seriesTtlMs,
         base.lastSuccessMs,
       );
-      genai = liveGenai(
-        translateGenai(
-          // Each GenAI series is one row when the session id is exported: the TTL in SQL then.
-          (opts.translate.includeSessionId
-            ? ledger.signals?.genaiSeriesLive({
-                eventSinceMs: nowMs - opts.seriesTtlMs,
-                updatedSinceMs: base.lastSuccessMs,
-              })
-            : ledger.signals?.genaiSeries()) ?? [],
-          opts.translate,
-        ),
-        nowMs,
-        opts.seriesTtlMs,
-        base.lastSuccessMs,
-      );
-      startNs = ledger.streamStartNs;
+      genai = paged
+        ? [] // in the pages
+        : liveGenai(
+            translateGenai(
+              // Each GenAI series is one row when the session id is exported: the TTL in SQL then.
+              (opts.translate.includeSessionId
+                ? ledger.signals?.genaiSeriesLive({
+                    eventSinceMs: nowMs - opts.seriesTtlMs,
+                    updatedSinceMs: base.lastSuccessMs,
+                  })
+                : ledger.signals?.genaiSeries()) ?? [],
+              opts.translate,
+            ),
+            nowMs,
+            opts.seriesTtlMs,
+            base.lastSuccessMs,
+          );
     }
     const endNs = effectiveEndNs(startNs, BigInt(nowMs) * 1_000_000n);
     const metrics = [
+      ...firstPage,
       ...toMetricData(points, opts.temporality, startNs, endNs),
       ...capturePointsToMetricData(captures, {
         temporality: opts.temporality,
@@ -282,7 +313,11 @@ export class LedgerMetricProducer implements MetricProducer {
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,
     };
-    this.tracker.register(scope, { base, next });
+    const rest = pages;
+    this.tracker.register(
+      scope,
+      rest ? { base, next, pages: { scope: scope.scope, next: () => rest.next() } } : { base, next },
+    );
     return scope;
   }
 }

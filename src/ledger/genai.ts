@@ -2,7 +2,7 @@
  * The GenAI histogram series (gen_ai.client.token.usage, gen_ai.client.operation.duration,
  * cline.tool.duration; src/export/genai/metrics.ts): running totals and bucket counts per series,
  * written by Signals in the same transaction as the rows they sum (one upsert per series and
- * commit), read by the metric producer like the other series.
+ * commit transaction), read by the metric producer like the other series.
  */
 import type Database from "better-sqlite3";
 import { durationMs } from "../adapter/timing.ts";
@@ -85,6 +85,7 @@ export class GenaiSeries {
   private w: ReturnType<typeof prepareWrites> | undefined;
   private r: ReturnType<typeof prepareReads> | undefined;
   private liveGenai: { series: Database.Statement; buckets: Database.Statement } | undefined;
+  private pageGenai: { series: Database.Statement; buckets: Database.Statement } | undefined;
   /** Observations of the commit in progress, by series (written once per series by `flush`). */
   private readonly pending = new Map<string, PendingGenai>();
 
@@ -115,6 +116,11 @@ export class GenaiSeries {
     if (tsMs > p.tsMs) p.tsMs = tsMs;
     const b = bucketIndex(value, GENAI_BOUNDARIES[metric]);
     p.buckets.set(b, (p.buckets.get(b) ?? 0) + 1);
+  }
+
+  /** Forgets the observations of a commit that did not complete (its rows were rolled back). */
+  discard(): void {
+    this.pending.clear();
   }
 
   /** Writes the observations of the commit in progress (call inside its transaction). */
@@ -172,6 +178,46 @@ export class GenaiSeries {
       () => stmts.series.iterate(params),
       () => stmts.buckets.iterate(params),
     );
+  }
+
+  /**
+   * One keyset page of seriesLive: the live series with id > `afterId`, at most `limit`, with
+   * their buckets, and the id of the last one (the next page's `afterId`; `afterId` when empty).
+   * Two short synchronous queries: no cursor stays open while the page is being sent.
+   */
+  seriesLivePage(
+    f: { readonly eventSinceMs: number; readonly updatedSinceMs: number },
+    page: { readonly afterId: number; readonly limit: number },
+  ): { readonly rows: GenaiSeriesRow[]; readonly lastId: number } {
+    const clamp = (ms: number): number => (Number.isFinite(ms) ? Math.trunc(ms) : Number.MIN_SAFE_INTEGER);
+    const live = "(s.last_event_ms >= @eventSince OR s.updated_ms >= @updatedSince)";
+    this.pageGenai ??= {
+      series: this.db.prepare(
+        `SELECT s.id, s.metric, s.session_id AS sessionId, s.model, s.provider, s.token_type AS tokenType,
+           s.tool_name AS toolName, s.outcome, s.count, s.sum, s.min, s.max, s.first_ms AS firstMs,
+           s.updated_ms AS updatedMs, s.last_event_ms AS lastEventMs
+         FROM genai_series s WHERE s.id > @afterId AND ${live} ORDER BY s.id LIMIT @limit`,
+      ),
+      buckets: this.db.prepare(
+        `SELECT series_id AS seriesId, bucket, count FROM genai_buckets
+         WHERE series_id > @afterId AND series_id <= @lastId ORDER BY series_id, bucket`,
+      ),
+    };
+    const stmts = this.pageGenai;
+    const series = stmts.series.all({
+      eventSince: clamp(f.eventSinceMs),
+      updatedSince: clamp(f.updatedSinceMs),
+      afterId: page.afterId,
+      limit: page.limit,
+    }) as (Omit<GenaiSeriesRow, "counts"> & { id: number })[];
+    const lastId = series.at(-1)?.id ?? page.afterId;
+    if (series.length === 0) return { rows: [], lastId };
+    // Buckets of the id range: those of series the TTL dropped inside it are read and ignored.
+    const rows = withCounts(
+      () => series,
+      () => stmts.buckets.iterate({ afterId: page.afterId, lastId }),
+    );
+    return { rows, lastId };
   }
 
   /**

@@ -30,6 +30,8 @@ export class Ingest {
   private readonly st;
   private readonly run: (o: ReadObservation) => CommitResult;
   private readonly runAll: (os: readonly ReadObservation[]) => CommitResult[];
+  /** The ingestion time of the last source committed (the GenAI series' updated_ms). */
+  private lastNowMs = 0;
 
   constructor(
     db: Database.Database,
@@ -40,8 +42,19 @@ export class Ingest {
     private readonly compactions?: Compactions,
   ) {
     this.st = prepare(db);
-    this.run = db.transaction((o: ReadObservation) => this.commitRows(o));
-    this.runAll = db.transaction((os: readonly ReadObservation[]) => os.map((o) => this.commitRows(o)));
+    // The GenAI sums of all sources of a transaction are written once, at its end (in it).
+    this.run = db.transaction((o: ReadObservation) => {
+      this.signals?.begin();
+      const r = this.commitRows(o);
+      this.signals?.flush(this.lastNowMs);
+      return r;
+    });
+    this.runAll = db.transaction((os: readonly ReadObservation[]) => {
+      this.signals?.begin();
+      const rs = os.map((o) => this.commitRows(o));
+      this.signals?.flush(this.lastNowMs);
+      return rs;
+    });
   }
 
   /** Events, tool calls, captures and the source's new checkpoint, in one transaction. */
@@ -61,6 +74,7 @@ export class Ingest {
 
   private commitRows(o: ReadObservation): CommitResult {
     const nowMs = this.now();
+    this.lastNowMs = nowMs;
     const adapter = o.source.adapterId;
     let eventsAdded = 0;
     let callsAdded = 0;

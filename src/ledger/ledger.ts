@@ -15,6 +15,7 @@ import { ReportQueries } from "./report-queries.ts";
 import {
   type IdWindow,
   type LiveFilter,
+  type SeriesPage,
   SeriesReads,
   type ToolSeriesRow,
   type UsageSeriesRow,
@@ -26,7 +27,7 @@ export type { CompactionRow, CompactionSeriesRow } from "./compactions.ts";
 export type { ExportState } from "./export-state.ts";
 export type { CommitResult, ReadObservation } from "./ingest.ts";
 export { LEDGER_FILE, LedgerError, readHolderPid } from "./open.ts";
-export type { IdWindow, LiveFilter, ToolSeriesRow, UsageSeriesRow } from "./series.ts";
+export type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow, UsageSeriesRow } from "./series.ts";
 export type { SignalBatch, SignalCursor, SignalKind, SignalRow } from "./signals.ts";
 
 export type LedgerOptions = OpenOptions;
@@ -160,6 +161,15 @@ export class Ledger {
 
   liveToolSeries(f: LiveFilter): IterableIterator<ToolSeriesRow> {
     return this.series.liveToolSeries(f);
+  }
+
+  /** One keyset page of liveUsageSeries (rows with their ids; see SeriesReads.liveUsagePage). */
+  liveUsagePage(f: LiveFilter, page: SeriesPage): IterableIterator<UsageSeriesRow & { readonly id: number }> {
+    return this.series.liveUsagePage(f, page);
+  }
+
+  liveToolPage(f: LiveFilter, page: SeriesPage): IterableIterator<ToolSeriesRow & { readonly id: number }> {
+    return this.series.liveToolPage(f, page);
   }
 
   toolSeries(): ToolSeriesRow[] {

@@ -416,6 +416,13 @@ export const MIGRATIONS: readonly string[] = [
         AND t.start_ms <= c.ts_ms ORDER BY t.start_ms DESC LIMIT 1), '')
     FROM compactions c ORDER BY c.id;
   `,
+  // v8: ingest cost (docs/performance.md "signals ingest"): the lead turn a sub-agent's turn
+  // nests under is found through signal_turns_by_session (a lead turn's session is its root
+  // session), so the partial index that duplicated it is no longer written on every lead turn.
+  // Nothing is re-queued or re-read: the queue and every watermark over it are untouched.
+  `
+  DROP INDEX IF EXISTS signal_turns_lead;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

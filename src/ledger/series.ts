@@ -68,6 +68,12 @@ function liveParams(f: LiveFilter): { eventSince: number; updatedSince: number }
   return { eventSince: clamp(f.eventSinceMs), updatedSince: clamp(f.updatedSinceMs) };
 }
 
+/** A keyset page: rows with id > afterId, at most limit of them. */
+export interface SeriesPage {
+  readonly afterId: number;
+  readonly limit: number;
+}
+
 type RawTool = Omit<ToolSeriesRow, "usageKnown"> & { usageKnown: number };
 const toTool = (r: RawTool): ToolSeriesRow => ({ ...r, usageKnown: r.usageKnown === 1 });
 
@@ -87,6 +93,7 @@ export class SeriesReads {
   private readonly st;
   private deltaSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
   private liveSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
+  private pageSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -131,6 +138,49 @@ export class SeriesReads {
   /** As liveUsageSeries, for the tool series. */
   *liveToolSeries(f: LiveFilter): IterableIterator<ToolSeriesRow> {
     for (const r of this.live().tool.iterate(liveParams(f)) as IterableIterator<RawTool>) yield toTool(r);
+  }
+
+  /**
+   * One keyset page of liveUsageSeries: the live rows with id > `afterId`, at most `limit`, in id
+   * order, each with its id (the next page's `afterId`). A page is one short synchronous query, so
+   * no cursor stays open while a request is being sent and ingestion can commit between pages.
+   */
+  *liveUsagePage(
+    f: LiveFilter,
+    page: SeriesPage,
+  ): IterableIterator<UsageSeriesRow & { readonly id: number }> {
+    yield* this.livePages().usage.iterate({ ...liveParams(f), ...page }) as IterableIterator<
+      UsageSeriesRow & { id: number }
+    >;
+  }
+
+  /** As liveUsagePage, for the tool series. */
+  *liveToolPage(f: LiveFilter, page: SeriesPage): IterableIterator<ToolSeriesRow & { readonly id: number }> {
+    for (const r of this.livePages().tool.iterate({ ...liveParams(f), ...page }) as IterableIterator<
+      RawTool & { id: number }
+    >)
+      yield { ...r, usageKnown: r.usageKnown === 1 };
+  }
+
+  private livePages(): { usage: Database.Statement; tool: Database.Statement } {
+    if (this.pageSt !== undefined) return this.pageSt;
+    const lastEvent = lastEventColumn(this.version);
+    // id first: the rowid range is the scan, the TTL a filter on it.
+    const where = `WHERE id > @afterId AND (${lastEvent} >= @eventSince OR updated_ms >= @updatedSince)`;
+    this.pageSt = {
+      usage: this.db.prepare(
+        `SELECT id, ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
+           first_ms AS firstMs, updated_ms AS updatedMs, ${lastEvent} AS lastEventMs FROM usage_series
+         ${where} ORDER BY id LIMIT @limit`,
+      ),
+      tool: this.db.prepare(
+        `SELECT id, ${SERIES_COLS}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
+           cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
+           ${lastEvent} AS lastEventMs
+         FROM tool_series ${where} ORDER BY id LIMIT @limit`,
+      ),
+    };
+    return this.pageSt;
   }
 
   private live(): { usage: Database.Statement; tool: Database.Statement } {

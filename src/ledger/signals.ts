@@ -211,7 +211,21 @@ export class Signals {
     }
     for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
     for (const t of doc.turns) this.recordTurn(t);
-    this.genai.flush(this.nowMs);
+    // The GenAI sums are written once per commit transaction (Ingest calls `flush`): a series
+    // that several sources of one batch add to is one upsert.
+  }
+
+  /**
+   * Starts a commit transaction: forgets any sums a failed one left behind (its rows were rolled
+   * back, so its observations must not reach the next one).
+   */
+  begin(): void {
+    this.genai.discard();
+  }
+
+  /** Writes the GenAI sums of the commit transaction in progress (call inside it, last). */
+  flush(nowMs: number): void {
+    this.genai.flush(nowMs);
   }
 
   /**
@@ -283,6 +297,7 @@ export class Signals {
     const cutoff = nowMs - quietMs;
     this.nowMs = nowMs;
     return this.db.transaction(() => {
+      this.genai.discard();
       let n = 0;
       for (const c of w.quietCalls.all({ cutoff }) as OpenCallRow[]) {
         const end = toolCallEnd({ startMs: c.tsMs, documentLastTsMs: c.lastTsMs }, undefined, nowMs, quietMs);
@@ -520,8 +535,9 @@ function prepareWrites(db: Database.Database) {
        ORDER BY start_ms DESC LIMIT 1`,
     ),
     leadTurnAt: db.prepare(
+      // signal_turns_by_session (session_id, start_ms): the lead's turns are its root session's.
       `SELECT turn_key AS turnKey FROM signal_turns
-       WHERE root_session_id = @rootSessionId AND session_id = @rootSessionId AND agent = 'lead'
+       WHERE session_id = @rootSessionId AND root_session_id = @rootSessionId AND agent = 'lead'
          AND start_ms <= @startMs
        ORDER BY start_ms DESC LIMIT 1`,
     ),

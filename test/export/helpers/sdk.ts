@@ -73,6 +73,8 @@ export function harness(
     maxPointsPerRequest?: number;
     maxWindowEvents?: number;
     maxWindowCaptures?: number;
+    /** Cumulative: read the live series in pages of this many points (as the pipeline does). */
+    pagePoints?: number;
   } = {},
 ): Harness {
   const temporality = opts.temporality ?? "cumulative";
@@ -98,6 +100,7 @@ export function harness(
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.maxWindowEvents ? { maxWindowEvents: opts.maxWindowEvents } : {}),
     ...(opts.maxWindowCaptures ? { maxWindowCaptures: opts.maxWindowCaptures } : {}),
+    ...(opts.pagePoints ? { pagePoints: opts.pagePoints } : {}),
   });
   const reader = new PeriodicExportingMetricReader({
     exporter,

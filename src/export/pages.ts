@@ -1,0 +1,107 @@
+/**
+ * A cumulative export read in pages, so that its memory is one request's worth of points, not
+ * every live series. Pages are keyset reads over the series ids (usage, then tool, then GenAI
+ * series), each one short synchronous query: no SQLite cursor is open while a page is being sent,
+ * and ingestion may commit between pages.
+ *
+ * Exactly once is unchanged: the export state committed after the last page is the one computed
+ * when the collection started (`lastSuccessMs` = that read's time). A series changed between
+ * two page reads is sent with its newer total (harmless for a cumulative point), and, changed
+ * after that time, is live again at the next export. Paging needs every exported series to be
+ * one ledger row (`seriesAreRows`): series that collapse (session id off) would be split across
+ * pages as partial sums.
+ */
+import type { MetricData } from "@opentelemetry/sdk-metrics";
+import type { Temporality } from "../config/config.ts";
+import type { Ledger, LiveFilter } from "../ledger/ledger.ts";
+import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
+import { effectiveEndNs, nsToHrTime, toMetricData } from "./producer.ts";
+import { type TranslateOptions, translate } from "./translate.ts";
+
+/** At most this many points per usage or tool row: 4 token types + requests + cost (or unpriced). */
+export const POINTS_PER_ROW = 6;
+
+export interface PageOptions {
+  readonly filter: LiveFilter;
+  readonly translate: TranslateOptions;
+  readonly temporality: Temporality;
+  readonly startNs: bigint;
+  readonly endNs: bigint;
+  /** Points per page (one request each); at least POINTS_PER_ROW. */
+  readonly maxPoints: number;
+}
+
+type Phase = "usage" | "tool" | "genai" | "done";
+
+/** Where the next page starts: the phase and the last id read in it. */
+interface Cursor {
+  phase: Phase;
+  afterId: number;
+}
+
+/**
+ * The pages of one cumulative collection. `next()` reads and translates the next page (at most
+ * `maxPoints` points), or returns undefined once every live series was read.
+ */
+export class CumulativePages {
+  private readonly cursor: Cursor = { phase: "usage", afterId: 0 };
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly opts: PageOptions,
+  ) {
+    if (!Number.isInteger(opts.maxPoints) || opts.maxPoints < POINTS_PER_ROW)
+      throw new Error(`points per page must be an integer >= ${POINTS_PER_ROW}: ${opts.maxPoints}`);
+  }
+
+  next(): MetricData[] | undefined {
+    const o = this.opts;
+    const c = this.cursor;
+    let room = o.maxPoints;
+    const usage: Parameters<typeof translate>[0] = [];
+    const tools: Parameters<typeof translate>[1] = [];
+    // Usage, then tool rows, while a whole row's points still fit; rows are kept only for this page.
+    for (const phase of ["usage", "tool"] as const) {
+      if (c.phase !== phase) continue;
+      const limit = Math.floor(room / POINTS_PER_ROW);
+      if (limit === 0) break;
+      const page = { afterId: c.afterId, limit };
+      const rows =
+        phase === "usage"
+          ? this.ledger.liveUsagePage(o.filter, page)
+          : this.ledger.liveToolPage(o.filter, page);
+      let n = 0;
+      for (const r of rows) {
+        c.afterId = r.id;
+        n++;
+        if (phase === "usage") (usage as unknown[]).push(r);
+        else (tools as unknown[]).push(r);
+      }
+      room -= n * POINTS_PER_ROW;
+      if (n < limit) {
+        c.phase = phase === "usage" ? "tool" : "genai";
+        c.afterId = 0;
+      }
+    }
+    let genai: ReturnType<typeof translateGenai> = [];
+    if (c.phase === "genai" && room > 0) {
+      const g = this.ledger.signals?.genai;
+      if (g === undefined) c.phase = "done";
+      else {
+        const { rows, lastId } = g.seriesLivePage(o.filter, { afterId: c.afterId, limit: room });
+        c.afterId = lastId;
+        if (rows.length < room) c.phase = "done";
+        genai = translateGenai(rows, o.translate);
+      }
+    }
+    const startTime = nsToHrTime(o.startNs);
+    const endNs = effectiveEndNs(o.startNs, o.endNs);
+    const metrics = [
+      ...toMetricData(translate(usage, tools, o.translate), o.temporality, o.startNs, endNs),
+      ...genaiToMetricData(genai, o.temporality, startTime, nsToHrTime(endNs)),
+    ];
+    if (metrics.length > 0) return metrics;
+    // Nothing on this page: either everything was read, or the phase just ended (read on).
+    return c.phase === "done" ? undefined : this.next();
+  }
+}
