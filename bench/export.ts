@@ -23,6 +23,7 @@ import { ExportPipeline, otlpExporterKey } from "../src/export/pipeline.ts";
 import { buildPriceLookup } from "../src/export/price-lookup.ts";
 import { LedgerMetricProducer } from "../src/export/producer.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
+import { applyHeapPolicy } from "../src/util/heap.ts";
 import { silentLogger } from "../src/util/log.ts";
 import { fillLedger } from "../test/export/helpers/ledger.ts";
 
@@ -289,6 +290,8 @@ export function formatExportBench(results: readonly ExportBenchResult[]): string
 }
 
 if (process.argv[2] === CHILD_FLAG) {
+  // The heap policy the CLI applies to `report` and `run` (src/cli/main.ts): peak RSS as users see it.
+  applyHeapPolicy();
   const r = await measureExport(Number(process.argv[3]));
   process.stdout.write(`${JSON.stringify(r)}\n`);
   // The SDK leaves no timers, but do not let a stray handle hold the child.

@@ -356,7 +356,7 @@ export function buildDashboard(): Json {
   panels.push(
     stat(
       "Tool calls",
-      `tool_use blocks in model responses. ${RANGE_NOTE}`,
+      `tool_use blocks in model responses, counted once final: their tool_result read, or their document quiet (CLINE_OTEL_QUIET_TIME, outcome unknown). ${RANGE_NOTE}`,
       g(8, 4, 4, 4),
       sumAll(CALLS, "", R),
       "short",
@@ -760,11 +760,11 @@ export function buildDashboard(): Json {
       ),
       bars(
         "Tool failure rate by tool",
-        "Share of tool calls whose tool_result has is_error=true (never judged from the result's text), over the range.",
+        "Share of final tool calls whose tool_result has is_error=true (never judged from the result's text), over the range: cline.tool.calls by cline.tool.outcome, every final call whether or not it has a duration.",
         g(0, 98, 12, 8),
         [
           target(
-            `(${increaseBy("gen_ai_tool_name", `${TDUR}_count`, 'cline_tool_outcome="failure"', R)} or ${increaseBy("gen_ai_tool_name", `${TDUR}_count`, "", R)} * 0) / ${increaseBy("gen_ai_tool_name", `${TDUR}_count`, "", R)}`,
+            `(${sumBy("gen_ai_tool_name", CALLS, 'cline_tool_outcome="failure"', R)} or ${sumBy("gen_ai_tool_name", CALLS, "", R)} * 0) / ${sumBy("gen_ai_tool_name", CALLS, "", R)}`,
             "{{gen_ai_tool_name}}",
             { instant: true },
           ),
@@ -774,13 +774,9 @@ export function buildDashboard(): Json {
       ),
       bars(
         "Tool calls by outcome",
-        "Finished tool calls by outcome over the range: success, failure (is_error), unknown (no boolean flag, or cancelled).",
+        "Final tool calls by outcome over the range (cline.tool.calls): success, failure (is_error), unknown (no boolean flag, or cut off: no result when its document went quiet).",
         g(12, 98, 12, 8),
-        [
-          target(increaseBy("cline_tool_outcome", `${TDUR}_count`, "", R), "{{cline_tool_outcome}}", {
-            instant: true,
-          }),
-        ],
+        [totalsBy("cline_tool_outcome", CALLS)],
         "short",
       ),
     ],

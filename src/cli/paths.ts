@@ -13,17 +13,19 @@ export function pathsCommand(): Command {
   withGlobalOptions(cmd);
   cmd.action(async (opts: { json?: boolean }) => {
     const config = localConfigFrom(cmd);
-    // Discovery only: loaded here so that `--version` and `--help` load none of it.
-    const [{ createClineAdapter }, { listCaptureFiles }, { cachedIndexReader }] = await Promise.all([
-      import("../adapter/cline/adapter.ts"),
+    // Discovery only (no reader, parser or compaction code): loaded here so that `--version` and
+    // `--help` load none of it.
+    const [{ discoverCline }, { listCaptureFiles }, { cachedIndexReader }] = await Promise.all([
+      import("../adapter/cline/discover.ts"),
       import("../adapter/cline/captures/discover.ts"),
       import("../adapter/cline/index-db.ts"),
     ]);
     const c = config.cline;
     const dirs = { root: c.root, data: c.data, sessions: c.sessions, db: c.db, state: config.stateDir };
-    // One reader: discovery's read of the index is the one shown below (read once).
+    // One reader: discovery's read of the index is the one shown below (read once). The message
+    // documents only: the compaction files next to them are not message documents.
     const readIndex = cachedIndexReader();
-    const { sources, problems } = await createClineAdapter(c, readIndex).discover();
+    const { sources, problems } = await discoverCline(c, readIndex);
     const index = await readIndex(c.db.path);
     // Listing only (names, no file is opened): what the captures surface would read.
     const captureListing = listCaptureFiles(config.captureDirs);

@@ -99,7 +99,7 @@ export function reportCommand(): Command {
     try {
       if (collect) {
         const progress = createProgress(process.stderr, "collecting");
-        const adapter = createClineSurfaces(config.cline, config.captureDirs);
+        const adapter = createClineSurfaces(config.cline, config.captureDirs, ledger.listings);
         const pass = await runPass(adapter, ledger, { onProgress: progress.update });
         progress.finish();
         const lines = summarizeProblems(pass.problems);

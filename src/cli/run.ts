@@ -1,6 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import type { Config } from "../config/config.ts";
 import type { ExportPipeline, FlushOutcome } from "../export/pipeline.ts";
@@ -15,6 +12,7 @@ import {
   withGlobalOptions,
 } from "./common.ts";
 import { createProgress } from "./progress.ts";
+import { packageVersion } from "./version.ts";
 
 /** After the SDK has shut down, anything still holding the process (a stuck socket) gets this long. */
 const EXIT_GRACE_MS = 3000;
@@ -97,7 +95,8 @@ async function runOnce(
 ): Promise<void> {
   const { CollectorLoop, createClineSurfaces } = await collectionModules();
   const progress = createProgress(process.stderr, "collecting");
-  const loop = new CollectorLoop(createClineSurfaces(config.cline, config.captureDirs), ledger, {
+  const surfaces = createClineSurfaces(config.cline, config.captureDirs, ledger.listings);
+  const loop = new CollectorLoop(surfaces, ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
     progress,
@@ -125,7 +124,7 @@ async function runDaemon(
 ): Promise<void> {
   const { CollectorLoop, createClineSurfaces, clineWatchPlan } = await collectionModules();
   const c = config.cline;
-  const loop = new CollectorLoop(createClineSurfaces(c, config.captureDirs), ledger, {
+  const loop = new CollectorLoop(createClineSurfaces(c, config.captureDirs, ledger.listings), ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
     watch: config.watch ? clineWatchPlan(c, config.captureDirs) : undefined,
@@ -198,16 +197,5 @@ function diagTo(logger: Logger) {
   return { error: line, warn: line, info: line, debug: line, verbose: line };
 }
 
-/** The package version, found from this file both under src/ (tsx) and dist/ (built). */
-export function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const p = join(dir, "package.json");
-    if (existsSync(p)) {
-      const pkg = JSON.parse(readFileSync(p, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "cline-otel" && typeof pkg.version === "string") return pkg.version;
-    }
-    dir = dirname(dir);
-  }
-  return "0.0.0";
-}
+/** Kept importable from here; one copy, in version.ts. */
+export { packageVersion };

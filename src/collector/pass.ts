@@ -1,5 +1,6 @@
 import type { Adapter, Observation, Problem, Source, SourceListing } from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import { boundYoungGeneration } from "../util/heap.ts";
 
 /** The provider-request capture files of a pass, counted apart from the message documents. */
 export interface CaptureFileCounts {
@@ -81,6 +82,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   const { sources, problems: discoverProblems, listings = [] } = await adapter.discover();
   const problems: Problem[] = [...discoverProblems];
   const checkpointsPruned = pruneGone(ledger, sources, listings);
+  boundYoungGeneration();
   const failedPaths: string[] = [];
   let read = 0;
   let unchanged = 0;
@@ -111,6 +113,8 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   const flush = (): void => {
     if (batch.length === 0) return;
     const results = ledger.commitAll(batch.map((b) => b.obs));
+    // Between batches: V8's young generation grows up to its cap, not past it (src/util/heap.ts).
+    boundYoungGeneration();
     for (const [k, r] of results.entries()) {
       const b = batch[k] as (typeof batch)[number];
       read++;

@@ -7,7 +7,7 @@
  *
  * Spec: https://opentelemetry.io/docs/specs/otel/protocol/exporter/
  */
-import { createPrivateKey, X509Certificate } from "node:crypto";
+import type { KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./config.ts";
@@ -227,9 +227,9 @@ function resolveTls(env: Env, signal: OtlpSignal, cwd: string): OtlpTls {
   }
   if (clientCertificate && clientKey) {
     const cert = certificateOf(clientCertificate, "a PEM client certificate");
-    let key: ReturnType<typeof createPrivateKey>;
+    let key: KeyObject;
     try {
-      key = createPrivateKey(clientKey.pem);
+      key = crypto().createPrivateKey(clientKey.pem);
     } catch {
       throw new ConfigError(
         `${clientKey.via} names ${clientKey.path}, which is not a PEM private key (unencrypted); its content is not shown`,
@@ -259,9 +259,15 @@ function readPem(v: { name: string; value: string | undefined }, cwd: string): P
   return Object.freeze({ path, via: v.name, pem });
 }
 
+/**
+ * node:crypto when a PEM file is to be checked: commands that read no OTLP settings (`paths`,
+ * `report`) do not load it at start-up (a few ms of Node's own modules).
+ */
+const crypto = () => process.getBuiltinModule("node:crypto");
+
 function certificateOf(f: PemFile, what: string): X509Certificate {
   try {
-    return new X509Certificate(f.pem);
+    return new (crypto().X509Certificate)(f.pem);
   } catch {
     throw new ConfigError(`${f.via} names ${f.path}, which is not ${what}`);
   }

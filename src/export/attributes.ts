@@ -12,6 +12,8 @@ export const ATTR = {
   type: "type",
   toolName: "gen_ai.tool.name",
   usageKnown: "cline.usage.known",
+  /** cline.tool.calls: success | failure | unknown (docs/metrics.md "Tool outcome"). */
+  toolOutcome: "cline.tool.outcome",
 } as const;
 
 /**

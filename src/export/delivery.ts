@@ -62,7 +62,8 @@ export class DeliveryTracker {
 export type CommitResult = "committed" | "stale";
 
 /**
- * Records a delivered collection in the ledger, event, call and capture watermarks in one
+ * Records a delivered collection in the ledger, event, call, capture, compaction and final-call
+ * (signal_queue seq of the tool calls counted by outcome) watermarks in one
  * transaction. Delta: the watermarks move only if nobody moved them since the collection read
  * them (otherwise the delivered window overlapped a committed one and committing would skip
  * rows). Cumulative: the state only moves forward.
@@ -75,7 +76,8 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
         cur.eventWatermark !== p.base.eventWatermark ||
         cur.callWatermark !== p.base.callWatermark ||
         cur.captureWatermark !== p.base.captureWatermark ||
-        (cur.compactionWatermark ?? 0) !== (p.base.compactionWatermark ?? 0)
+        (cur.compactionWatermark ?? 0) !== (p.base.compactionWatermark ?? 0) ||
+        (cur.finalCallWatermark ?? 0) !== (p.base.finalCallWatermark ?? 0)
       )
         return "stale";
       ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
@@ -87,6 +89,7 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
       callWatermark: Math.max(cur.callWatermark, p.next.callWatermark),
       captureWatermark: Math.max(cur.captureWatermark, p.next.captureWatermark),
       compactionWatermark: Math.max(cur.compactionWatermark ?? 0, p.next.compactionWatermark ?? 0),
+      finalCallWatermark: Math.max(cur.finalCallWatermark ?? 0, p.next.finalCallWatermark ?? 0),
       windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
       lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
     });
@@ -114,7 +117,8 @@ export function undeliveredBacklog(
     .map((d) => ({
       exporter: d.name,
       target: d.target,
-      reason: "events, tool calls or captures are still undelivered after the final export (no progress)",
+      reason:
+        "events, tool calls (seen or final) or captures are still undelivered after the final export (no progress)",
     }));
 }
 

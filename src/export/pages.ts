@@ -1,7 +1,7 @@
 /**
  * A cumulative export read in pages, so that its memory is one request's worth of points, not
- * every live series. Pages are keyset reads over the series ids (usage, then tool, then GenAI
- * series), each one short synchronous query: no SQLite cursor is open while a page is being sent,
+ * every live series. Pages are keyset reads over the series ids (usage, then tool, then tool
+ * outcome, then GenAI series), each one short synchronous query: no SQLite cursor is open while a page is being sent,
  * and ingestion may commit between pages.
  *
  * Exactly once is unchanged: the export state committed after the last page is the one computed
@@ -14,6 +14,8 @@
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { Ledger, LiveFilter } from "../ledger/ledger.ts";
+import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
+import { boundYoungGeneration } from "../util/heap.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "./producer.ts";
 import { type TranslateOptions, translate } from "./translate.ts";
@@ -31,7 +33,7 @@ export interface PageOptions {
   readonly maxPoints: number;
 }
 
-type Phase = "usage" | "tool" | "genai" | "done";
+type Phase = "usage" | "tool" | "outcome" | "genai" | "done";
 
 /** Where the next page starts: the phase and the last id read in it. */
 interface Cursor {
@@ -55,6 +57,8 @@ export class CumulativePages {
   }
 
   next(): MetricData[] | undefined {
+    // A page is a unit of work: V8's young generation grows up to its cap, not past it (src/util/heap.ts).
+    boundYoungGeneration();
     const o = this.opts;
     const c = this.cursor;
     let room = o.maxPoints;
@@ -79,7 +83,25 @@ export class CumulativePages {
       }
       room -= n * POINTS_PER_ROW;
       if (n < limit) {
-        c.phase = phase === "usage" ? "tool" : "genai";
+        c.phase = phase === "usage" ? "tool" : "outcome";
+        c.afterId = 0;
+      }
+    }
+    // cline.tool.calls by outcome: one point per row (tool_outcome_series, src/ledger/tool-outcomes.ts).
+    const outcomes: ToolOutcomeRow[] = [];
+    if (c.phase === "outcome" && room > 0) {
+      const t = this.ledger.signals?.toolOutcomes;
+      let n = 0;
+      if (t !== undefined) {
+        for (const r of t.livePage(o.filter, { afterId: c.afterId, limit: room })) {
+          c.afterId = r.id;
+          n++;
+          outcomes.push(r);
+        }
+      }
+      room -= n;
+      if (t === undefined || room > 0) {
+        c.phase = "genai";
         c.afterId = 0;
       }
     }
@@ -97,7 +119,7 @@ export class CumulativePages {
     const startTime = nsToHrTime(o.startNs);
     const endNs = effectiveEndNs(o.startNs, o.endNs);
     const metrics = [
-      ...toMetricData(translate(usage, tools, o.translate), o.temporality, o.startNs, endNs),
+      ...toMetricData(translate(usage, tools, o.translate, outcomes), o.temporality, o.startNs, endNs),
       ...genaiToMetricData(genai, o.temporality, startTime, nsToHrTime(endNs)),
     ];
     if (metrics.length > 0) return metrics;

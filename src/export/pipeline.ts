@@ -71,9 +71,11 @@ const GRPC_WINDOW_ROWS = 1000;
  * Points per cumulative request. Each page's objects live across its request's round trip, so
  * V8 promotes them to the old generation, where they stay until a full GC: at 10,000 points a
  * page (MAX_POINTS_PER_REQUEST) `run --once` on 10,000 sessions peaked at ~295 MB RSS, at 2,000
- * at ~237 MB, in the same time (docs/performance.md). ~0.5 MiB of http/protobuf per request.
+ * at ~237 MB, in the same time; with the heap policy (src/util/heap.ts) 1,000 points keep the
+ * 484,000-series export at ~180 MB instead of 204–236 MB (docs/performance.md). ~0.25 MiB of
+ * http/protobuf per request.
  */
-const CUMULATIVE_PAGE_POINTS = 2000;
+const CUMULATIVE_PAGE_POINTS = 1000;
 
 /** Upper bound on delta windows one flush sends while draining a backlog. */
 const MAX_DRAIN_ROUNDS = 10_000;
@@ -142,6 +144,8 @@ export class ExportPipeline {
         exporter,
         temporality,
         seriesTtlMs: cfg.seriesTtlMs,
+        // Cut-off tool calls become final (outcome unknown) on the metrics' schedule too.
+        quietMs: cfg.signals.quietMs,
         translate: { project: cfg.project, includeSessionId: cfg.includeSessionId, priceOf: opts.priceOf },
         ...(opts.now ? { now: opts.now } : {}),
         // gRPC servers refuse messages over 4 MiB by default (HTTP collectors: 20 MiB), and a

@@ -78,6 +78,12 @@ export interface ProducerOptions {
    * exporter, which serializes one whole collection.
    */
   readonly pagePoints?: number;
+  /**
+   * Before each collection, finalize the tool calls and turns whose document has been quiet this
+   * long (CLINE_OTEL_QUIET_TIME): a call without a result is then counted in cline.tool.calls with
+   * outcome unknown, with or without the events and traces exporters (which do the same).
+   */
+  readonly quietMs?: number;
 }
 
 export const MAX_WINDOW_ROWS = 2000;
@@ -141,7 +147,7 @@ export class LedgerMetricProducer implements MetricProducer {
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
   position(): string {
     const s = this.ledger.getExportState(this.opts.exporter);
-    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}`;
+    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}`;
   }
 
   /** Delta: whether the ledger holds events, calls or captures beyond what was delivered. */
@@ -153,7 +159,8 @@ export class LedgerMetricProducer implements MetricProducer {
       ids.event > state.eventWatermark ||
       ids.call > state.callWatermark ||
       this.ledger.maxCaptureId() > state.captureWatermark ||
-      this.ledger.maxCompactionId() > (state.compactionWatermark ?? 0)
+      this.ledger.maxCompactionId() > (state.compactionWatermark ?? 0) ||
+      (this.ledger.signals?.toolOutcomes.pending(state.finalCallWatermark ?? 0) ?? false)
     );
   }
 
@@ -187,6 +194,8 @@ export class LedgerMetricProducer implements MetricProducer {
     // (the next export carries the same totals, newer).
     if (this.tracker.busy()) return undefined;
     const nowMs = this.now();
+    // Its own transaction, before anything is read: what it finalizes is in this collection.
+    if (opts.quietMs !== undefined) ledger.signals?.finalizeQuiet(nowMs, opts.quietMs);
     const base = ledger.getExportState(opts.exporter);
     const captureBase = base.captureWatermark;
     const compactionBase = base.compactionWatermark ?? 0;
@@ -194,6 +203,17 @@ export class LedgerMetricProducer implements MetricProducer {
     const maxCapture = ledger.maxCaptureId();
     // Compactions are few (one per compaction): a window takes all of them.
     const compactionUpTo = ledger.maxCompactionId();
+    // Final tool calls (cline.tool.calls by outcome, delta cline.tool.duration): a window of the
+    // signal queue, in the order calls became final, at most maxWindowCalls of them.
+    const outcomes = ledger.signals?.toolOutcomes;
+    const finalBase = base.finalCallWatermark ?? 0;
+    const finalUpTo =
+      outcomes === undefined
+        ? finalBase
+        : delta
+          ? outcomes.windowEnd(finalBase, opts.maxWindowCalls ?? MAX_WINDOW_ROWS)
+          : outcomes.maxSeq();
+    const finalWindow = { after: finalBase, upTo: finalUpTo };
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
@@ -216,15 +236,20 @@ export class LedgerMetricProducer implements MetricProducer {
           { after: base.eventWatermark, upTo: ids.event },
         ),
         opts.translate,
+        outcomes?.delta(finalWindow) ?? [],
       );
       captures = translateCaptures(ledger.captureDelta(captureBase, ids.capture), opts.translate);
       compactions = translateCompactions(
         ledger.compactionDelta(compactionBase, compactionUpTo),
         opts.translate,
       );
-      // GenAI histograms of the same event window (src/export/genai/metrics.ts).
+      // GenAI histograms of the same event window (src/export/genai/metrics.ts), and the tool
+      // durations of the final-call window (a duration is known once its call is final).
       genai = translateGenai(
-        ledger.signals?.genaiDelta(base.eventWatermark, ids.event) ?? [],
+        [
+          ...(ledger.signals?.genaiDelta(base.eventWatermark, ids.event) ?? []),
+          ...(outcomes?.durationDelta(finalWindow) ?? []),
+        ],
         opts.translate,
       );
       startNs = base.windowStartNs;
@@ -250,7 +275,12 @@ export class LedgerMetricProducer implements MetricProducer {
         if (firstPage.length === 0) pages = undefined;
         points = new Map();
       } else {
-        points = translate(ledger.liveUsageSeries(filter), ledger.liveToolSeries(filter), opts.translate);
+        points = translate(
+          ledger.liveUsageSeries(filter),
+          ledger.liveToolSeries(filter),
+          opts.translate,
+          outcomes?.live(filter) ?? [],
+        );
         for (const [id, series] of points) {
           points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
         }
@@ -309,6 +339,7 @@ export class LedgerMetricProducer implements MetricProducer {
       callWatermark: ids.call,
       captureWatermark: ids.capture,
       compactionWatermark: compactionUpTo,
+      finalCallWatermark: finalUpTo,
       windowStartNs: endNs,
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,

@@ -6,6 +6,7 @@ import { ValueType } from "@opentelemetry/api";
 import type { ProjectMode } from "../config/config.ts";
 import { computeCost, type Price } from "../cost/index.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
+import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
 import {
   ATTR,
   type Attrs,
@@ -38,7 +39,8 @@ export const METRICS = {
   toolCalls: {
     name: "cline.tool.calls",
     unit: "{call}",
-    description: "Tool calls (tool_use blocks), by whether the paying response reported usage",
+    description:
+      "Tool calls (tool_use blocks) counted once final, by outcome (success, failure, unknown) and whether the paying response reported usage",
     valueType: ValueType.INT,
   },
   toolTokenUsage: {
@@ -127,7 +129,11 @@ export function commonAttributes(
   return out;
 }
 
-type ExtraKey = (typeof ATTR)["type"] | (typeof ATTR)["toolName"] | (typeof ATTR)["usageKnown"];
+type ExtraKey =
+  | (typeof ATTR)["type"]
+  | (typeof ATTR)["toolName"]
+  | (typeof ATTR)["usageKnown"]
+  | (typeof ATTR)["toolOutcome"];
 
 /** A row's allow-listed common attributes and a short id of their series key, computed once per row. */
 interface Base {
@@ -206,12 +212,15 @@ const TYPE_EXTRA = TOKEN_TYPES.map((t) => [[ATTR.type, t] as const] as const);
  * Every metric of the contract from ledger series rows (totals for cumulative export, or the
  * rows of one delta window). Cost is linear in the components, so it is computed from the
  * row's totals; a model without a price adds to `cline.requests.unpriced` instead. The rows
- * are consumed one at a time (a statement's iterator): none of them is kept.
+ * are consumed one at a time (a statement's iterator): none of them is kept. `cline.tool.calls`
+ * comes from the final calls by outcome (`outcomes`), the tool tokens and cost from `tools`
+ * (counted when a call is first read).
  */
 export function translate(
   usage: Iterable<UsageSeriesRow>,
   tools: Iterable<ToolSeriesRow>,
   opts: TranslateOptions,
+  outcomes: Iterable<ToolOutcomeRow> = [],
 ): Map<MetricId, SeriesPoint[]> {
   const acc = new Accumulator();
   for (const row of usage) {
@@ -227,7 +236,6 @@ export function translate(
   for (const row of tools) {
     const b = acc.base(row, opts);
     const tool = [ATTR.toolName, row.toolName] as const;
-    acc.add("toolCalls", b, [tool, [ATTR.usageKnown, String(row.usageKnown)]], row.calls, row);
     // A call whose message had no metrics has an unknown share: counted as a call, never as 0 tokens.
     if (!row.usageKnown) continue;
     TOKEN_TYPES.forEach((t) => {
@@ -235,6 +243,19 @@ export function translate(
     });
     const price = opts.priceOf(row.provider, row.model);
     if (price !== undefined) acc.add("toolCostUsage", b, [tool], computeCost(row, price), row);
+  }
+  for (const row of outcomes) {
+    acc.add(
+      "toolCalls",
+      acc.base(row, opts),
+      [
+        [ATTR.toolName, row.toolName],
+        [ATTR.usageKnown, String(row.usageKnown)],
+        [ATTR.toolOutcome, row.outcome],
+      ],
+      row.calls,
+      row,
+    );
   }
   return acc.result();
 }

@@ -11,6 +11,11 @@ export interface ExportState {
   readonly captureWatermark: number;
   /** Highest compaction id delivered (delta; absent = 0, e.g. a ledger from before compactions). */
   readonly compactionWatermark?: number;
+  /**
+   * Highest signal_queue seq whose final tool calls were delivered (delta `cline.tool.calls` by
+   * outcome and `cline.tool.duration`; absent = 0, e.g. a ledger from before outcomes).
+   */
+  readonly finalCallWatermark?: number;
   /** Start of the next delta window (the end of the last delivered one). */
   readonly windowStartNs: bigint;
   /** Ledger read time of the last delivered export: every change older than it was in it. */
@@ -22,6 +27,7 @@ interface StateRow {
   call_watermark: number;
   capture_watermark: number;
   compaction_watermark: number;
+  final_call_watermark: number;
   window_start_ns: string;
   last_success_ms: number;
 }
@@ -38,9 +44,15 @@ export class ExportStates {
     hasCaptureWatermark: boolean,
     hasCompactionWatermark = false,
   ) {
+    // A read-only view of a ledger from before tool outcomes has no such column (nothing exports from it).
+    const hasFinalCallWatermark =
+      db
+        .prepare("SELECT 1 FROM pragma_table_info('export_state') WHERE name = 'final_call_watermark'")
+        .get() !== undefined;
     this.get_ = db.prepare(
       `SELECT event_watermark, call_watermark, ${hasCaptureWatermark ? "capture_watermark" : "0 AS capture_watermark"},
          ${hasCompactionWatermark ? "compaction_watermark" : "0 AS compaction_watermark"},
+         ${hasFinalCallWatermark ? "final_call_watermark" : "0 AS final_call_watermark"},
          window_start_ns, last_success_ms
        FROM export_state WHERE exporter = @exporter`,
     );
@@ -55,6 +67,7 @@ export class ExportStates {
         callWatermark: 0,
         captureWatermark: 0,
         compactionWatermark: 0,
+        finalCallWatermark: 0,
         windowStartNs: this.streamStartNs,
         lastSuccessMs: 0,
       };
@@ -65,6 +78,7 @@ export class ExportStates {
       callWatermark: r.call_watermark,
       captureWatermark: r.capture_watermark,
       compactionWatermark: r.compaction_watermark,
+      finalCallWatermark: r.final_call_watermark,
       windowStartNs: BigInt(r.window_start_ns),
       lastSuccessMs: r.last_success_ms,
     };
@@ -74,12 +88,13 @@ export class ExportStates {
     // Prepared on first use: only a writable ledger (always at this build's schema) writes.
     this.put_ ??= this.db.prepare(
       `INSERT INTO export_state (exporter, event_watermark, call_watermark, capture_watermark,
-         compaction_watermark, window_start_ns, last_success_ms)
+         compaction_watermark, final_call_watermark, window_start_ns, last_success_ms)
        VALUES (@exporter, @eventWatermark, @callWatermark, @captureWatermark, @compactionWatermark,
-         @windowStartNs, @lastSuccessMs)
+         @finalCallWatermark, @windowStartNs, @lastSuccessMs)
        ON CONFLICT (exporter) DO UPDATE SET event_watermark = excluded.event_watermark,
          call_watermark = excluded.call_watermark, capture_watermark = excluded.capture_watermark,
          compaction_watermark = excluded.compaction_watermark,
+         final_call_watermark = excluded.final_call_watermark,
          window_start_ns = excluded.window_start_ns, last_success_ms = excluded.last_success_ms`,
     );
     this.put_.run({
@@ -88,6 +103,7 @@ export class ExportStates {
       callWatermark: s.callWatermark,
       captureWatermark: s.captureWatermark,
       compactionWatermark: s.compactionWatermark ?? 0,
+      finalCallWatermark: s.finalCallWatermark ?? 0,
       windowStartNs: s.windowStartNs.toString(),
       lastSuccessMs: s.lastSuccessMs,
     });

@@ -4,7 +4,7 @@ import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
 import { SERIES_KEY } from "./series.ts";
-import type { Signals } from "./signals.ts";
+import type { Inserted, Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 
@@ -85,20 +85,33 @@ export class Ingest {
     const batch = new Map<string, UsageEvent>();
     // One series upsert per distinct series per commit, not one per row.
     const sums = new SeriesSums();
+    // What these INSERTs added is what the signal queue takes as new (Signals.record).
+    const inserted: { events: UsageEvent[]; calls: Set<string> } = { events: [], calls: new Set() };
     for (const e of o.events) {
       batch.set(e.dedupKey, e);
       if (this.insertEvent(e, adapter, nowMs, sums)) {
         eventsAdded++;
         added.add(e.dedupKey);
+        inserted.events.push(e);
       }
     }
     for (const c of o.toolCalls) {
       const r = this.insertCall(c, batch, added, nowMs, sums);
-      if (r === "added") callsAdded++;
-      else if (r === "upgraded") callsUpgraded++;
+      if (r === "added") {
+        callsAdded++;
+        inserted.calls.add(c.callKey);
+      } else if (r === "upgraded") callsUpgraded++;
     }
     // Times, results and turns for the events and traces, in the same transaction as the rows.
-    if (o.signals !== undefined) this.signals?.record(o.signals, o.source.path, o.events, o.toolCalls, nowMs);
+    if (o.signals !== undefined)
+      this.signals?.record(
+        o.signals,
+        o.source.path,
+        o.events,
+        o.toolCalls,
+        inserted satisfies Inserted,
+        nowMs,
+      );
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
     let capturesAdded: number | undefined;

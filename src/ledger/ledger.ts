@@ -10,6 +10,7 @@ import {
 } from "./compactions.ts";
 import { type ExportState, ExportStates } from "./export-state.ts";
 import { type CommitResult, Ingest, type ReadObservation } from "./ingest.ts";
+import { Listings } from "./listings.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
 import { ReportQueries } from "./report-queries.ts";
 import {
@@ -56,6 +57,8 @@ export class Ledger {
   /** The events and traces queue and their delivery state (a writer only). */
   readonly signals: Signals | undefined;
   private readonly compactions: Compactions;
+  /** Persisted directory listings, the adapters' discovery cache (a writer only). */
+  readonly listings: Listings | undefined;
   private reportQueries: ReportQueries | undefined;
 
   private constructor(opened: ReturnType<typeof openLedgerDb>, now: () => number) {
@@ -84,6 +87,7 @@ export class Ledger {
     );
     // Only a writer ingests, and a writer is always at this build's schema.
     this.signals = opened.lock ? new Signals(db) : undefined;
+    this.listings = opened.lock ? new Listings(db) : undefined;
     this.ingest = opened.lock
       ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions)
       : undefined;

@@ -423,6 +423,195 @@ export const MIGRATIONS: readonly string[] = [
   `
   DROP INDEX IF EXISTS signal_turns_lead;
   `,
+  // cline.tool.calls by cline.tool.outcome, counted once a call is FINAL (src/ledger/tool-outcomes.ts,
+  // docs/metrics.md "Tool outcome"): running totals over the tool rows of signal_queue up to
+  // tool_outcome_state.counted_seq, kept in the transaction that queues them, and each exporter's
+  // delta watermark over those rows (export_state.final_call_watermark, the table rebuilt: SQLite
+  // has no ADD COLUMN IF NOT EXISTS). Built from the whole queue, so it can run twice: the
+  // cumulative series hold every call already final; a delta exporter starts at the end of the
+  // queue (what it delivered before is not sent again); updated_ms = now: sent once, as new series.
+  `
+  CREATE TABLE IF NOT EXISTS tool_outcome_series (
+    id            INTEGER PRIMARY KEY,
+    session_id    TEXT NOT NULL,
+    agent         TEXT NOT NULL,
+    project       TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    provider      TEXT NOT NULL,
+    tool_name     TEXT NOT NULL,
+    -- tool_calls.first_known: whether the paying response's usage was known when the call was first read.
+    usage_known   INTEGER NOT NULL CHECK (usage_known IN (0, 1)),
+    outcome       TEXT NOT NULL CHECK (outcome IN ('success', 'failure', 'unknown')),
+    calls         INTEGER NOT NULL,
+    first_ms      INTEGER NOT NULL,
+    updated_ms    INTEGER NOT NULL,
+    last_event_ms INTEGER NOT NULL,
+    UNIQUE (session_id, agent, project, model, provider, tool_name, usage_known, outcome)
+  ) STRICT;
+  DELETE FROM tool_outcome_series;
+  INSERT INTO tool_outcome_series (session_id, agent, project, model, provider, tool_name, usage_known, outcome,
+      calls, first_ms, updated_ms, last_event_ms)
+    SELECT c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, c.first_known,
+      IFNULL(q.outcome, 'unknown'), COUNT(*), MIN(c.ingested_ms), CAST(unixepoch('subsec') * 1000 AS INTEGER),
+      MAX(c.ts_ms)
+    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
+    WHERE q.kind = 'tool'
+    GROUP BY c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, c.first_known, IFNULL(q.outcome, 'unknown')
+    ORDER BY MIN(q.seq);
+  CREATE TABLE IF NOT EXISTS tool_outcome_state (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    counted_seq INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO tool_outcome_state (id, counted_seq) VALUES (1, (SELECT IFNULL(MAX(seq), 0) FROM signal_queue))
+    ON CONFLICT (id) DO UPDATE SET counted_seq = excluded.counted_seq;
+
+  CREATE TABLE export_state_final (
+    exporter             TEXT PRIMARY KEY,
+    event_watermark      INTEGER NOT NULL DEFAULT 0,
+    call_watermark       INTEGER NOT NULL DEFAULT 0,
+    window_start_ns      TEXT NOT NULL,
+    last_success_ms      INTEGER NOT NULL DEFAULT 0,
+    capture_watermark    INTEGER NOT NULL DEFAULT 0,
+    compaction_watermark INTEGER NOT NULL DEFAULT 0,
+    -- Highest signal_queue seq whose final tool calls were delivered (delta).
+    final_call_watermark INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  INSERT INTO export_state_final SELECT exporter, event_watermark, call_watermark, window_start_ns, last_success_ms,
+      capture_watermark, compaction_watermark, (SELECT IFNULL(MAX(seq), 0) FROM signal_queue)
+    FROM export_state;
+  DROP TABLE export_state;
+  ALTER TABLE export_state_final RENAME TO export_state;
+  `,
+  // Persisted directory listings (src/ledger/listings.ts, src/adapter/listings.ts): what each of
+  // the agent's directories held when last listed, with its mark, so an idle `report` stats a
+  // session folder instead of listing it. A cache only: no event depends on it.
+  `
+  CREATE TABLE IF NOT EXISTS listings (
+    scope    TEXT NOT NULL,
+    path     TEXT NOT NULL,
+    mark     TEXT NOT NULL,
+    taken_ms INTEGER NOT NULL,
+    entries  TEXT NOT NULL,
+    PRIMARY KEY (scope, path)
+  ) STRICT;
+  `,
+  // GenAI buckets inline (docs/performance.md "Signals ingest"): a GenAI histogram series and its
+  // bucket counts are one genai_histograms row (bK = the count of bucket K, GENAI_BUCKET_COLUMNS in
+  // src/ledger/genai.ts), so an observation batch is one upsert per series instead of one plus one
+  // per bucket touched. The series keep their ids; the counts move exactly (summed per series and
+  // bucket). Re-runnable: the old tables are recreated empty when a first run dropped them.
+  `
+  CREATE TABLE IF NOT EXISTS genai_series (
+    id            INTEGER PRIMARY KEY,
+    metric        TEXT NOT NULL,
+    session_id    TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    provider      TEXT NOT NULL,
+    token_type    TEXT NOT NULL,
+    tool_name     TEXT NOT NULL,
+    outcome       TEXT NOT NULL,
+    count         INTEGER NOT NULL,
+    sum           REAL NOT NULL,
+    min           REAL NOT NULL,
+    max           REAL NOT NULL,
+    first_ms      INTEGER NOT NULL,
+    updated_ms    INTEGER NOT NULL,
+    last_event_ms INTEGER NOT NULL
+  ) STRICT;
+  CREATE TABLE IF NOT EXISTS genai_buckets (
+    series_id INTEGER NOT NULL,
+    bucket    INTEGER NOT NULL,
+    count     INTEGER NOT NULL,
+    PRIMARY KEY (series_id, bucket)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE IF NOT EXISTS genai_histograms (
+    id            INTEGER PRIMARY KEY,
+    metric        TEXT NOT NULL CHECK (metric IN ('token_usage', 'operation_duration', 'tool_duration')),
+    session_id    TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    provider      TEXT NOT NULL,
+    token_type    TEXT NOT NULL,
+    tool_name     TEXT NOT NULL,
+    outcome       TEXT NOT NULL,
+    count         INTEGER NOT NULL,
+    sum           REAL NOT NULL,
+    min           REAL NOT NULL,
+    max           REAL NOT NULL,
+    first_ms      INTEGER NOT NULL,
+    updated_ms    INTEGER NOT NULL,
+    last_event_ms INTEGER NOT NULL,
+    b0 INTEGER NOT NULL DEFAULT 0, b1 INTEGER NOT NULL DEFAULT 0, b2 INTEGER NOT NULL DEFAULT 0,
+    b3 INTEGER NOT NULL DEFAULT 0, b4 INTEGER NOT NULL DEFAULT 0, b5 INTEGER NOT NULL DEFAULT 0,
+    b6 INTEGER NOT NULL DEFAULT 0, b7 INTEGER NOT NULL DEFAULT 0, b8 INTEGER NOT NULL DEFAULT 0,
+    b9 INTEGER NOT NULL DEFAULT 0, b10 INTEGER NOT NULL DEFAULT 0, b11 INTEGER NOT NULL DEFAULT 0,
+    b12 INTEGER NOT NULL DEFAULT 0, b13 INTEGER NOT NULL DEFAULT 0, b14 INTEGER NOT NULL DEFAULT 0,
+    b15 INTEGER NOT NULL DEFAULT 0, b16 INTEGER NOT NULL DEFAULT 0, b17 INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (metric, session_id, model, provider, token_type, tool_name, outcome)
+  ) STRICT;
+  INSERT INTO genai_histograms (id, metric, session_id, model, provider, token_type, tool_name, outcome, count, sum,
+      min, max, first_ms, updated_ms, last_event_ms, b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16, b17)
+    SELECT s.id, s.metric, s.session_id, s.model, s.provider, s.token_type, s.tool_name, s.outcome, s.count, s.sum,
+      s.min, s.max, s.first_ms, s.updated_ms, s.last_event_ms,
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 0), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 1), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 2), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 3), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 4), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 5), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 6), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 7), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 8), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 9), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 10), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 11), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 12), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 13), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 14), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 15), 0),
+      IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 16), 0), IFNULL(SUM(b.count) FILTER (WHERE b.bucket = 17), 0)
+    FROM genai_series s LEFT JOIN genai_buckets b ON b.series_id = s.id
+    GROUP BY s.id ORDER BY s.id;
+  DROP TABLE genai_buckets;
+  DROP TABLE genai_series;
+  `,
+  // Signal queue guards (docs/performance.md "Signals ingest"): the queue loses its UNIQUE
+  // (kind, ref_key) index, a text b-tree written for every record; each record is queued by the
+  // statement that makes it new instead (src/ledger/signals.ts record). Rows stored before their
+  // signals were recorded (none on a ledger that was read at v5 or later) are listed in
+  // signal_unqueued, so the next read of their document queues them once. The GenAI delta's
+  // lookup of a request's start keeps a partial index on the chat rows. The queue is rebuilt
+  // keeping every seq, so every watermark over it stays valid. Re-runnable.
+  `
+  CREATE TABLE IF NOT EXISTS signal_unqueued (
+    kind    TEXT NOT NULL CHECK (kind IN ('chat', 'tool')),
+    ref_key TEXT NOT NULL,
+    PRIMARY KEY (kind, ref_key)
+  ) STRICT, WITHOUT ROWID;
+  -- The (kind, ref_key) lookups below, whatever indexes a re-run finds (dropped with the table).
+  CREATE INDEX IF NOT EXISTS signal_queue_keys ON signal_queue (kind, ref_key);
+  INSERT OR IGNORE INTO signal_unqueued (kind, ref_key)
+    SELECT 'chat', e.dedup_key FROM events e
+    WHERE NOT EXISTS (SELECT 1 FROM signal_queue q WHERE q.kind = 'chat' AND q.ref_key = e.dedup_key);
+  INSERT OR IGNORE INTO signal_unqueued (kind, ref_key)
+    SELECT 'tool', c.call_key FROM tool_calls c
+    WHERE NOT EXISTS (SELECT 1 FROM signal_queue q WHERE q.kind = 'tool' AND q.ref_key = c.call_key)
+      AND NOT EXISTS (SELECT 1 FROM signal_calls s WHERE s.call_key = c.call_key);
+
+  DROP TABLE IF EXISTS signal_queue_guarded;
+  CREATE TABLE signal_queue_guarded (
+    seq        INTEGER PRIMARY KEY,
+    kind       TEXT NOT NULL CHECK (kind IN ('chat', 'tool', 'turn', 'compaction')),
+    ref_key    TEXT NOT NULL,
+    ts_ms      INTEGER NOT NULL,
+    end_ms     INTEGER NOT NULL,
+    outcome    TEXT CHECK (outcome IN ('success', 'failure', 'unknown')),
+    cancelled  INTEGER NOT NULL DEFAULT 0 CHECK (cancelled IN (0, 1)),
+    start_ms   INTEGER NOT NULL,
+    -- chat, tool, compaction: their turn ('' = none); turn: the lead turn it nests under.
+    turn_key   TEXT NOT NULL,
+    message_id TEXT NOT NULL DEFAULT '',
+    tool_use_id TEXT NOT NULL DEFAULT ''
+  ) STRICT;
+  INSERT INTO signal_queue_guarded SELECT seq, kind, ref_key, ts_ms, end_ms, outcome, cancelled, start_ms, turn_key,
+    message_id, tool_use_id FROM signal_queue ORDER BY seq;
+  DROP TABLE signal_queue;
+  ALTER TABLE signal_queue_guarded RENAME TO signal_queue;
+  -- A request's start by its dedup key (GenAI delta, src/ledger/genai.ts chatWindow).
+  CREATE INDEX signal_queue_chat ON signal_queue (ref_key) WHERE kind = 'chat';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

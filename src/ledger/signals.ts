@@ -7,7 +7,8 @@
  * each with its own watermark (`signal_delivery`), committed with the export result.
  *
  * Written in the same transaction as the source's events (Ingest calls `record`), so a crash can
- * neither lose a record nor queue one twice (`UNIQUE (kind, ref_key)`).
+ * neither lose a record nor queue one twice: each record is queued by the statement that makes it
+ * new (see `record`), not deduplicated by an index.
  */
 import type Database from "better-sqlite3";
 import { durationMs, type ToolOutcome, toolCallEnd, toolOutcome } from "../adapter/timing.ts";
@@ -20,6 +21,8 @@ import type {
   UsageEvent,
 } from "../adapter/types.ts";
 import { GenaiSeries, type GenaiSeriesRow } from "./genai.ts";
+import { QueueWriter } from "./signal-queue.ts";
+import { ToolOutcomes } from "./tool-outcomes.ts";
 
 export {
   GENAI_BOUNDARIES,
@@ -95,6 +98,14 @@ export interface SignalBatch {
   readonly skipped: number;
 }
 
+/** What a commit's INSERTs added (Ingest): the facts that make a request or a call new. */
+export interface Inserted {
+  /** The events the commit inserted, in order (each once). */
+  readonly events: readonly UsageEvent[];
+  /** Call keys of the tool calls the commit inserted. */
+  readonly calls: ReadonlySet<string>;
+}
+
 interface CallDims {
   readonly sessionId: string;
   readonly model: string;
@@ -133,10 +144,20 @@ export class Signals {
   private nowMs = 0;
   /** The GenAI histogram series, written in the same transaction as the queue. */
   readonly genai: GenaiSeries;
+  /** cline.tool.calls by outcome: counted from the queue's final calls in the same transaction. */
+  readonly toolOutcomes: ToolOutcomes;
   private r: ReturnType<typeof prepareReads> | undefined;
+  /** Whether signal_unqueued may hold rows (checked at each commit's begin until it is empty). */
+  private legacy = true;
+  /** Whether signal_calls may hold open calls (checked at each transaction's start). */
+  private openCalls = true;
+  /** The queue rows of the transaction in progress, written at its end (or before it reads them). */
+  private readonly queue: QueueWriter;
 
   constructor(private readonly db: Database.Database) {
     this.genai = new GenaiSeries(db);
+    this.queue = new QueueWriter(db);
+    this.toolOutcomes = new ToolOutcomes(db);
   }
 
   private writes(): ReturnType<typeof prepareWrites> {
@@ -151,13 +172,20 @@ export class Signals {
 
   /**
    * Stores one document's signal rows and queues what became final. Must run inside the commit
-   * transaction of the same observation, after its events and calls were inserted.
+   * transaction of the same observation, after its events and calls were inserted; `inserted`
+   * says which of them that transaction added. No UNIQUE index guards the queue: each record is
+   * queued by the statement that makes it new, which runs once per record in the ledger's life
+   * (an event or call INSERT that inserted, a `final` flag flipped 0 -> 1, a compaction
+   * inserted), so a re-read queues nothing twice and a rolled-back commit queues nothing. The
+   * other side of that: a request or call committed by an observation without signals (Cline's
+   * message documents always have them) is not queued by a later read.
    */
   record(
     doc: DocumentSignals,
     sourcePath: string,
     events: readonly UsageEvent[],
     calls: readonly ToolCall[],
+    inserted: Inserted,
     nowMs: number,
   ): void {
     this.nowMs = nowMs;
@@ -170,49 +198,73 @@ export class Signals {
       lastTsMs: doc.lastTsMs,
     });
     const turnKeys = new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
-    // A request is final when read: queued once (UNIQUE (kind, ref_key)), with its start and turn.
-    for (const e of events) {
-      const info = w.queue.run({
-        kind: "chat",
-        refKey: e.dedupKey,
-        tsMs: e.timestampMs,
-        endMs: e.timestampMs,
-        outcome: null,
-        cancelled: 0,
-        startMs: e.startMs ?? 0,
-        turnKey: turnKeys.get(e.turnId ?? "") ?? "",
-        messageId: "",
-        toolUseId: "",
-      });
-      if (info.changes > 0) this.observeChat(e);
+    // A request is final when read: queued by the commit that inserted its event.
+    for (const e of inserted.events) this.queueChat(e, turnKeys.get(e.turnId ?? "") ?? "");
+    const legacy = this.legacy;
+    if (legacy) {
+      const fresh = new Set(inserted.events.map((e) => e.dedupKey));
+      for (const e of events) {
+        if (fresh.has(e.dedupKey) || !this.takeLegacy("chat", e.dedupKey)) continue;
+        fresh.add(e.dedupKey);
+        this.queueChat(e, turnKeys.get(e.turnId ?? "") ?? "");
+      }
     }
     // A call read with its result on disk is final at once: one queue row, no lookup (the usual
     // case, and the whole of a backfill). One without is kept open in signal_calls.
     const results = new Map(doc.toolResults.map((r) => [r.callKey, r]));
     const handled = new Set<string>();
     for (const c of calls) {
+      if (handled.has(c.callKey)) continue;
       handled.add(c.callKey);
-      const ids = {
-        messageId: c.messageId ?? "",
-        toolUseId: c.toolUseId ?? "",
-        turnKey: turnKeys.get(c.turnId ?? "") ?? "",
-      };
       const r = results.get(c.callKey);
-      if (r === undefined) {
-        w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
-        continue;
+      const end =
+        r === undefined ? undefined : toolCallEnd({ startMs: c.timestampMs, documentLastTsMs: 0 }, r, 0, 0);
+      if (inserted.calls.has(c.callKey) || (legacy && this.takeLegacy("tool", c.callKey))) {
+        const ids = {
+          messageId: c.messageId ?? "",
+          toolUseId: c.toolUseId ?? "",
+          turnKey: turnKeys.get(c.turnId ?? "") ?? "",
+        };
+        if (end?.final) this.queueCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
+        else {
+          w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
+          this.openCalls = true;
+        }
+      } else if (end?.final) {
+        // Stored by an earlier read: final now if that read left it open (a no-op otherwise).
+        this.finalCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false);
       }
-      const end = toolCallEnd({ startMs: c.timestampMs, documentLastTsMs: 0 }, r, 0, 0);
-      if (!end.final) continue;
-      if (this.queueCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids)) {
-        // Seen open by an earlier read: closed now (a no-op probe for a call never seen open).
-        w.closeCall.run({ callKey: c.callKey });
-      }
+      // Stored earlier and no result in this read: it is open already, or final already.
     }
     for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
     for (const t of doc.turns) this.recordTurn(t);
     // The GenAI sums are written once per commit transaction (Ingest calls `flush`): a series
     // that several sources of one batch add to is one upsert.
+  }
+
+  /** Queues a new request and observes its GenAI histograms. */
+  private queueChat(e: UsageEvent, turnKey: string): void {
+    this.queue.add({
+      kind: "chat",
+      refKey: e.dedupKey,
+      tsMs: e.timestampMs,
+      endMs: e.timestampMs,
+      outcome: null,
+      cancelled: false,
+      startMs: e.startMs ?? 0,
+      turnKey,
+      messageId: "",
+      toolUseId: "",
+    });
+    this.observeChat(e);
+  }
+
+  /**
+   * A request or call stored before its signals were recorded (a ledger older than the queue's
+   * guards: see the migration that created signal_unqueued): true once, when it is taken.
+   */
+  private takeLegacy(kind: "chat" | "tool", refKey: string): boolean {
+    return this.writes().takeLegacy.run({ kind, refKey }).changes === 1;
   }
 
   /**
@@ -221,11 +273,18 @@ export class Signals {
    */
   begin(): void {
     this.genai.discard();
+    this.queue.discard();
+    this.openCalls = this.writes().anyOpenCall.get() !== undefined;
+    // Read before this transaction writes: only a migration adds to signal_unqueued, so once
+    // it is empty at a transaction's start it stays empty (no probe per row from then on).
+    if (this.legacy) this.legacy = this.writes().anyLegacy.get() !== undefined;
   }
 
   /** Writes the GenAI sums of the commit transaction in progress (call inside it, last). */
   flush(nowMs: number): void {
+    this.queue.write();
     this.genai.flush(nowMs);
+    this.toolOutcomes.count(nowMs);
   }
 
   /**
@@ -234,17 +293,18 @@ export class Signals {
    * committed before its compaction file, docs/traces.md "compaction"); "" when there is none.
    */
   recordCompaction(c: Compaction): void {
+    // Queued once: Ingest calls this only for a compaction whose row it just inserted.
     const w = this.writes();
     const turn = w.turnAt.get({ sessionId: c.sessionId, agent: c.agent, tsMs: c.timestampMs }) as
       | { turnKey: string }
       | undefined;
-    w.queue.run({
+    this.queue.add({
       kind: "compaction",
       refKey: c.compactionKey,
       tsMs: c.timestampMs,
       endMs: c.timestampMs,
       outcome: null,
-      cancelled: 0,
+      cancelled: false,
       startMs: c.timestampMs,
       turnKey: turn?.turnKey ?? "",
       messageId: "",
@@ -298,35 +358,41 @@ export class Signals {
     this.nowMs = nowMs;
     return this.db.transaction(() => {
       this.genai.discard();
+      this.queue.discard();
+      this.openCalls = w.anyOpenCall.get() !== undefined;
       let n = 0;
       for (const c of w.quietCalls.all({ cutoff }) as OpenCallRow[]) {
         const end = toolCallEnd({ startMs: c.tsMs, documentLastTsMs: c.lastTsMs }, undefined, nowMs, quietMs);
-        if (!end.final) continue;
-        this.finalCall(c.callKey, c.tsMs, end.endMs, end.outcome, true);
-        n++;
+        if (end.final && this.finalCall(c.callKey, c.tsMs, end.endMs, end.outcome, true)) n++;
       }
-      for (const t of w.quietTurns.all({ cutoff }) as TurnRow[]) {
-        n += 1 + this.finalTurn(t);
-      }
+      for (const t of w.quietTurns.all({ cutoff }) as TurnRow[]) n += this.finalTurn(t);
+      this.queue.write();
       this.genai.flush(this.nowMs);
+      this.toolOutcomes.count(this.nowMs);
       return n;
     })();
   }
 
-  /** Finalizes an open call (signal_calls): its dims and ids from the ledger, then queued and closed. */
-  private finalCall(callKey: string, tsMs: number, endMs: number, outcome: ToolOutcome, cancelled: boolean) {
+  /**
+   * Finalizes an open call (signal_calls): its `final` flag flipped 0 -> 1 is the guard (false:
+   * it was final already), then queued with its ids and dims from the ledger.
+   */
+  private finalCall(
+    callKey: string,
+    tsMs: number,
+    endMs: number,
+    outcome: ToolOutcome,
+    cancelled: boolean,
+  ): boolean {
     const w = this.writes();
-    const row = w.callDims.get({ callKey }) as (CallDims & CallIds) | undefined;
-    const ids = {
-      messageId: row?.messageId ?? "",
-      toolUseId: row?.toolUseId ?? "",
-      turnKey: row?.turnKey ?? "",
-    };
-    this.queueCall(callKey, tsMs, endMs, outcome, cancelled, row, ids);
-    w.closeCall.run({ callKey });
+    const ids = w.closeCall.get({ callKey }) as CallIds | undefined;
+    if (ids === undefined) return false;
+    const dims = w.callDims.get({ callKey }) as CallDims | undefined;
+    this.queueCall(callKey, tsMs, endMs, outcome, cancelled, dims, ids);
+    return true;
   }
 
-  /** Queues a final call (once: false when it already was) and observes its duration. */
+  /** Queues a call that just became final (its caller holds the guard) and observes its duration. */
   private queueCall(
     callKey: string,
     tsMs: number,
@@ -335,45 +401,48 @@ export class Signals {
     cancelled: boolean,
     dims: CallDims | undefined,
     ids: CallIds,
-  ): boolean {
-    const info = this.writes().queue.run({
+  ): void {
+    this.queue.add({
       kind: "tool",
       refKey: callKey,
       tsMs,
       endMs: Math.max(tsMs, endMs),
       outcome,
-      cancelled: cancelled ? 1 : 0,
+      cancelled,
       startMs: tsMs,
-      ...ids,
+      messageId: ids.messageId,
+      toolUseId: ids.toolUseId,
+      turnKey: ids.turnKey,
     });
-    if (info.changes === 0) return false;
     const d = durationMs(tsMs, Math.max(tsMs, endMs));
     if (dims !== undefined && d !== undefined) {
-      this.genai.observe(
-        "tool_duration",
+      this.genai.observeTool(
         {
           sessionId: dims.sessionId,
           model: dims.model,
           provider: dims.provider,
           toolName: dims.toolName,
-          tokenType: "",
           outcome,
         },
         d / 1000,
         tsMs,
       );
     }
-    return true;
   }
 
-  /** Queues a turn that is over, after the calls of it still open (cut off at its end). */
+  /**
+   * Queues a turn that is over, after the calls of it still open (cut off at its end): its
+   * `final` flag flipped 0 -> 1 is the guard. Returns the records queued (0: final already).
+   */
   private finalTurn(t: TurnRow): number {
     const w = this.writes();
-    let n = 0;
-    for (const c of w.openCallsOfTurn.all({ turnKey: t.turnKey }) as { callKey: string; tsMs: number }[]) {
-      this.finalCall(c.callKey, c.tsMs, t.endMs, toolOutcome(null), true);
-      n++;
-    }
+    if (w.closeTurn.run({ turnKey: t.turnKey }).changes === 0) return 0;
+    let n = 1;
+    // No lookup when no call is open (a backfill: every result is on disk).
+    const open = this.openCalls
+      ? (w.openCallsOfTurn.all({ turnKey: t.turnKey }) as { callKey: string; tsMs: number }[])
+      : [];
+    for (const c of open) if (this.finalCall(c.callKey, c.tsMs, t.endMs, toolOutcome(null), true)) n++;
     // Sub-agents and teammates nest under the lead's turn that was running when theirs began:
     // the latest lead turn of the same root session that started at or before it.
     let parentKey = "";
@@ -383,35 +452,26 @@ export class Signals {
         | undefined;
       parentKey = p?.turnKey ?? "";
     }
-    w.queue.run({
+    this.queue.add({
       kind: "turn",
       refKey: t.turnKey,
       tsMs: t.startMs,
       endMs: Math.max(t.startMs, t.endMs),
       outcome: null,
-      cancelled: 0,
+      cancelled: false,
       startMs: t.startMs,
       turnKey: parentKey,
       messageId: "",
       toolUseId: "",
     });
-    w.closeTurn.run({ turnKey: t.turnKey });
     return n;
   }
 
   /** A new request: its all-input and output token counts, and its duration when its start is known. */
   private observeChat(e: UsageEvent): void {
-    const dims = { sessionId: e.sessionId, model: e.model, provider: e.provider, toolName: "", outcome: "" };
-    this.genai.observe(
-      "token_usage",
-      { ...dims, tokenType: "input" },
-      e.input + e.cacheRead + e.cacheWrite,
-      e.timestampMs,
-    );
-    this.genai.observe("token_usage", { ...dims, tokenType: "output" }, e.output, e.timestampMs);
     const d = durationMs(e.startMs ?? 0, e.timestampMs);
-    if (d !== undefined)
-      this.genai.observe("operation_duration", { ...dims, tokenType: "" }, d / 1000, e.timestampMs);
+    const input = e.input + e.cacheRead + e.cacheWrite;
+    this.genai.observeChat(e, input, e.output, d === undefined ? undefined : d / 1000, e.timestampMs);
   }
 
   /** Every GenAI histogram series (cumulative export; see GenaiSeries). */
@@ -510,7 +570,11 @@ function prepareWrites(db: Database.Database) {
       `SELECT t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
        WHERE s.call_key = @callKey AND s.final = 0`,
     ),
-    closeCall: db.prepare("UPDATE signal_calls SET final = 1 WHERE call_key = @callKey"),
+    // The guard of a late call: only the statement that flips it returns its ids.
+    closeCall: db.prepare(
+      `UPDATE signal_calls SET final = 1 WHERE call_key = @callKey AND final = 0
+       RETURNING message_id AS messageId, tool_use_id AS toolUseId, turn_key AS turnKey`,
+    ),
     putTurn: db.prepare(
       `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms, end_ms,
          closed, source_path)
@@ -524,7 +588,7 @@ function prepareWrites(db: Database.Database) {
          start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath
        FROM signal_turns WHERE turn_key = @turnKey AND final = 0`,
     ),
-    closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey"),
+    closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey AND final = 0"),
     openCallsOfTurn: db.prepare(
       `SELECT s.call_key AS callKey, t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
        WHERE s.final = 0 AND s.turn_key = @turnKey`,
@@ -554,17 +618,13 @@ function prepareWrites(db: Database.Database) {
        WHERE t.final = 0 AND d.last_ts_ms <= @cutoff
        ORDER BY t.agent = 'lead' DESC, t.start_ms`,
     ),
-    queue: db.prepare(
-      `INSERT INTO signal_queue (kind, ref_key, ts_ms, end_ms, outcome, cancelled, start_ms, turn_key, message_id,
-         tool_use_id)
-       VALUES (@kind, @refKey, @tsMs, @endMs, @outcome, @cancelled, @startMs, @turnKey, @messageId, @toolUseId)
-       ON CONFLICT (kind, ref_key) DO NOTHING`,
-    ),
     callDims: db.prepare(
-      `SELECT t.session_id AS sessionId, t.model, t.provider, t.tool_name AS toolName,
-         IFNULL(s.message_id, '') AS messageId, IFNULL(s.tool_use_id, '') AS toolUseId, IFNULL(s.turn_key, '') AS turnKey
-       FROM tool_calls t LEFT JOIN signal_calls s ON s.call_key = t.call_key WHERE t.call_key = @callKey`,
+      `SELECT session_id AS sessionId, model, provider, tool_name AS toolName FROM tool_calls
+       WHERE call_key = @callKey`,
     ),
+    anyLegacy: db.prepare("SELECT 1 FROM signal_unqueued LIMIT 1"),
+    anyOpenCall: db.prepare("SELECT 1 FROM signal_calls WHERE final = 0 LIMIT 1"),
+    takeLegacy: db.prepare("DELETE FROM signal_unqueued WHERE kind = @kind AND ref_key = @refKey"),
     createCursor: db.prepare(
       `INSERT INTO signal_delivery (exporter, watermark, from_ms) VALUES (@exporter, 0, @fromMs)
        ON CONFLICT (exporter) DO NOTHING`,

@@ -53,6 +53,20 @@ describe("start-up", () => {
     });
   }
 
+  it("`paths` loads only its own command and no reader: no scanner, parser, compaction code or SQLite without an index", () => {
+    const urls = importsOf(["paths", "--cline-dir", join(dir, "no-cline-here")]);
+    const unneeded = [
+      /\/dist\/cli\/(report|run)\.js$/,
+      /\/dist\/scan\/scanner\.js$/,
+      /\/dist\/adapter\/cline\/(parser|adapter)\.js$/,
+      /\/compaction\/collect\.js$/,
+      /better-sqlite3/,
+      /^node:(crypto|v8)$/,
+    ];
+    expect(urls.some((u) => u.endsWith("/dist/cli/paths.js"))).toBe(true);
+    expect(urls.filter((u) => unneeded.some((h) => h.test(u)))).toEqual([]);
+  });
+
   it("the bin's fast `--version` says what the CLI itself says", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
     const fast = spawnSync(process.execPath, [BIN, "--version"], { encoding: "utf8" });

@@ -46,3 +46,19 @@ describe("cline-otel paths: capture directories", () => {
     expect(existsSync(join(dir, "state"))).toBe(false);
   });
 });
+
+describe("cline-otel paths: discovery", () => {
+  it("counts message documents only (a compaction file next to one is not a message document)", async () => {
+    const { makeTree } = await import("../helpers/cline-tree.ts");
+    const { writeFileSync } = await import("node:fs");
+    const tree = makeTree(join(dir, "home"), [
+      { id: "s1", cwd: "/p", messages: [{ id: "m1" }], subagents: { a1: [] } },
+      { id: "u1", cwd: "/q", messages: [], indexed: false },
+    ]);
+    writeFileSync(join(tree.sessionsDir, "s1", "s1.compaction.json"), "{}");
+    const r = runCli(["paths", "--cline-dir", tree.clineDir, "--json"], { HOME: join(dir, "home") });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { discovery: unknown };
+    expect(out.discovery).toMatchObject({ documents: 3, fromIndex: 2, fromWalk: 1, problems: 0 });
+  });
+});

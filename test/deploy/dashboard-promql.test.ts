@@ -97,6 +97,9 @@ const PHASE2: readonly Usage[] = [
   },
 ];
 
+/** The outcome recorded for the i-th tool call of a usage (its duration and its count agree). */
+const outcomeOf = (i: number): string => (i % 2 === 1 ? "failure" : "success");
+
 function totals(usages: readonly Usage[]): Record<TokenType, number> {
   const t: Record<TokenType, number> = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
   for (const u of usages) for (const k of TOKEN_TYPES) t[k] += u.tokens[k];
@@ -160,16 +163,25 @@ beforeAll(async () => {
         opDuration.record(0.8 + i, chat);
       }
       u.tools.forEach((tool, i) => {
+        // A call whose messages carry no usable ts has no duration, but is a call (counted below).
+        if (!tool.known) return;
         toolDuration.record(0.2 + i, {
           ...chat,
           "gen_ai.operation.name": "execute_tool",
           "gen_ai.tool.name": tool.name,
-          "cline.tool.outcome": i % 3 === 2 ? "failure" : "success",
+          "cline.tool.outcome": outcomeOf(i),
+        });
+      });
+      u.tools.forEach((tool, i) => {
+        // Final calls by outcome (src/export/translate.ts), the same outcomes as their durations.
+        calls.add(1, {
+          ...u.attrs,
+          "gen_ai.tool.name": tool.name,
+          "cline.usage.known": String(tool.known),
+          "cline.tool.outcome": outcomeOf(i),
         });
       });
       for (const tool of u.tools) {
-        const a = { ...u.attrs, "gen_ai.tool.name": tool.name, "cline.usage.known": String(tool.known) };
-        calls.add(1, a);
         if (!tool.known) continue;
         const ta = { ...u.attrs, "gen_ai.tool.name": tool.name };
         for (const type of TOKEN_TYPES) toolTokens.add(u.tokens[type] * tool.share, { ...ta, type });
@@ -324,5 +336,33 @@ describe("dashboard PromQL on Prometheus 2.42 over @opentelemetry/exporter-prome
     expect(await query("Sub-agent share")).toBeCloseTo(subTotal / grand, 9);
     expect(await query("Sessions")).toBe(3);
     expect(await query("Tool calls with unknown cost")).toBe(1);
+  });
+
+  it("tool failure rate and calls by outcome come from cline.tool.calls by outcome, every call counted", async () => {
+    // What was recorded (outcomeOf).
+    const want: Record<string, { failure: number; all: number }> = {};
+    const outcomes: Record<string, number> = {};
+    for (const u of [...PHASE1, ...PHASE2]) {
+      u.tools.forEach((tool, i) => {
+        const w = want[tool.name] ?? { failure: 0, all: 0 };
+        want[tool.name] = w;
+        const outcome = outcomeOf(i);
+        if (outcome === "failure") w.failure++;
+        w.all++;
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      });
+    }
+    const byLabel = async (title: string, label: string) => {
+      const p = dataPanels(dashboard).find((x) => x.title === title);
+      const out: Record<string, number> = {};
+      for (const r of await prom.query(substitute(p?.targets?.[0]?.expr ?? "", SUB)))
+        out[r.metric[label] ?? ""] = Number(r.value[1]);
+      return out;
+    };
+    const rates = await byLabel("Tool failure rate by tool", "gen_ai_tool_name");
+    expect(Object.keys(rates).sort()).toEqual(Object.keys(want).sort());
+    for (const [tool, w] of Object.entries(want)) expect(rates[tool], tool).toBeCloseTo(w.failure / w.all, 9);
+    expect(Object.values(want).some((w) => w.failure > 0)).toBe(true);
+    expect(await byLabel("Tool calls by outcome", "cline_tool_outcome")).toEqual(outcomes);
   });
 });

@@ -50,6 +50,7 @@ describe("allow-list", () => {
         "type",
         "gen_ai.tool.name",
         "cline.usage.known",
+        "cline.tool.outcome",
       ].sort(),
     );
   });

@@ -145,4 +145,39 @@ describe("GenAI histograms", () => {
     expect(deltas.reduce((n, x) => n + (x.histogram?.count ?? 0), 0)).toBe(4);
     expect(deltas.reduce((n, x) => n + (x.histogram?.sum ?? 0), 0)).toBe(4000);
   });
+
+  it("delta: cline.tool.duration and cline.tool.calls by outcome ride the window of final calls", async () => {
+    t = tempLedger();
+    rx = await startReceiver();
+    // toolu_3 has no result: its document is long quiet (CLINE_OTEL_QUIET_TIME, 15 min by default),
+    // so the pipeline finalizes it before the first collection: outcome unknown, ending at the
+    // document's last ts (0 s) -- with no events or traces exporter configured.
+    t.ledger.commit(observe(leadDoc({ cancelled: true }).doc, LEAD_PATH, 100));
+    const c = await start({ OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" });
+    expect(await c.flush()).toEqual({ ok: true });
+    // Its result appears later: the call was final, nothing changes; nothing is sent twice.
+    t.ledger.commit(observe(leadDoc().doc, LEAD_PATH, 200));
+    expect(await c.flush()).toEqual({ ok: true });
+    expect(await c.flush()).toEqual({ ok: true });
+    const of = (metric: string) => rx?.points.filter((x) => x.metric === metric) ?? [];
+    const key = (x: ReceivedPoint) =>
+      `${x.attributes["gen_ai.tool.name"]}/${x.attributes["cline.tool.outcome"]}`;
+    const calls: Record<string, number> = {};
+    for (const x of of("cline.tool.calls")) calls[key(x)] = (calls[key(x)] ?? 0) + x.value;
+    expect(calls).toEqual({ "run_commands/success": 1, "read_files/failure": 1, "run_commands/unknown": 1 });
+    const durations: Record<string, { count: number; sum: number }> = {};
+    for (const x of of("cline.tool.duration")) {
+      const d = durations[key(x)] ?? { count: 0, sum: 0 };
+      durations[key(x)] = d;
+      d.count += x.histogram?.count ?? 0;
+      d.sum += x.histogram?.sum ?? 0;
+    }
+    expect(durations).toEqual({
+      "run_commands/success": { count: 1, sum: 0.8 },
+      "read_files/failure": { count: 1, sum: 0.3 },
+      "run_commands/unknown": { count: 1, sum: 0 },
+    });
+    for (const x of [...of("cline.tool.calls"), ...of("cline.tool.duration")])
+      expect(x.temporality).toBe("delta");
+  });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { call, event, observation } from "../helpers/events.ts";
+import { call, event, finalObservation, observation } from "../helpers/events.ts";
 import { commitCaptures, fillLedger, requestCapture, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import { type Harness, harness, hrToNs, sumValues } from "./helpers/sdk.ts";
 
@@ -106,7 +106,7 @@ describe("series TTL (cumulative)", () => {
   const commit = (l: TempLedger["ledger"], session: string, id: string, tsMs: number) => {
     const e = event(id, { sessionId: session, dedupKey: `cline|${session}|lead|${id}`, timestampMs: tsMs });
     return l.commit(
-      observation(
+      finalObservation(
         [e],
         [
           call(`c_${id}`, e.dedupKey, 1, {

@@ -13,7 +13,7 @@ import {
   translate,
 } from "../../src/export/translate.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../../src/ledger/ledger.ts";
-import { call, event, observation } from "../helpers/events.ts";
+import { call, docSignals, event, observation, result } from "../helpers/events.ts";
 import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 
 const PRICE: Price = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -68,7 +68,14 @@ function flat(points: ReadonlyMap<MetricId, readonly SeriesPoint[]>): Record<str
     for (const p of series) {
       const k = Object.entries(p.attributes)
         .filter(([key]) =>
-          ["type", "gen_ai.tool.name", "cline.usage.known", "session.id", "cline.project"].includes(key),
+          [
+            "type",
+            "gen_ai.tool.name",
+            "cline.usage.known",
+            "cline.tool.outcome",
+            "session.id",
+            "cline.project",
+          ].includes(key),
         )
         .map(([key, v]) => `${key}=${v}`)
         .join(",");
@@ -179,17 +186,28 @@ describe("translate: tool series and fractional attribution (through a real ledg
       // A tool_use in a message without metrics: the call is a fact, its cost is unknown.
       call("d1", "", 1, { toolName: "editor" }),
     ];
-    t.ledger.commit(observation([a, b, c], calls));
-    const points = translate(t.ledger.usageSeries(), t.ledger.toolSeries(), OPTS);
+    // Results in the same read (final at once): c2 failed, c3's is_error is not a boolean, and
+    // b2 has none yet (not final: not counted in cline.tool.calls, its tokens are).
+    const results = calls
+      .filter((x) => !x.callKey.endsWith("b2"))
+      .map((x) => result(x, x.callKey.endsWith("c2") ? true : x.callKey.endsWith("c3") ? null : false));
+    t.ledger.commit(observation([a, b, c], calls, 100, undefined, docSignals(results)));
+    const outcomes = t.ledger.signals?.toolOutcomes.series() ?? [];
+    const points = translate(t.ledger.usageSeries(), t.ledger.toolSeries(), OPTS, outcomes);
     const out = flat(points);
     const s = "session.id=s1,cline.project=/work/ws";
 
     expect(out["cline.tool.calls"]).toEqual({
-      [`${s},gen_ai.tool.name=read_files,cline.usage.known=true`]: 2,
-      [`${s},gen_ai.tool.name=editor,cline.usage.known=true`]: 2,
-      [`${s},gen_ai.tool.name=run_commands,cline.usage.known=true`]: 2,
-      [`${s},gen_ai.tool.name=editor,cline.usage.known=false`]: 1,
+      [`${s},gen_ai.tool.name=read_files,cline.usage.known=true,cline.tool.outcome=success`]: 2,
+      [`${s},gen_ai.tool.name=run_commands,cline.usage.known=true,cline.tool.outcome=success`]: 1,
+      [`${s},gen_ai.tool.name=run_commands,cline.usage.known=true,cline.tool.outcome=failure`]: 1,
+      [`${s},gen_ai.tool.name=editor,cline.usage.known=true,cline.tool.outcome=unknown`]: 1,
+      [`${s},gen_ai.tool.name=editor,cline.usage.known=false,cline.tool.outcome=success`]: 1,
     });
+    // Without the outcome rows there is no cline.tool.calls at all (it never counts a call when seen).
+    expect(
+      flat(translate(t.ledger.usageSeries(), t.ledger.toolSeries(), OPTS))["cline.tool.calls"],
+    ).toBeUndefined();
     const tok = out["cline.tool.token.usage"] ?? {};
     // read_files: all of a + half of b; editor: half of b + a third of c; run_commands: two thirds of c.
     expect(tok[`${s},gen_ai.tool.name=read_files,type=input`]).toBeCloseTo(90 + 50, 9);

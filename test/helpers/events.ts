@@ -1,4 +1,11 @@
-import type { Observation, Source, ToolCall, UsageEvent } from "../../src/adapter/types.ts";
+import type {
+  DocumentSignals,
+  Observation,
+  Source,
+  ToolCall,
+  ToolResult,
+  UsageEvent,
+} from "../../src/adapter/types.ts";
 
 export const SOURCE: Source = { adapterId: "cline", path: "/s/a/a.messages.json", origin: "walk", hint: {} };
 
@@ -50,6 +57,7 @@ export function observation(
   toolCalls: ToolCall[] = [],
   size = 100,
   source: Source = SOURCE,
+  signals?: DocumentSignals,
 ): Extract<Observation, { status: "read" }> {
   return {
     status: "read",
@@ -58,5 +66,52 @@ export function observation(
     events,
     toolCalls,
     problems: [],
+    ...(signals === undefined ? {} : { signals }),
   };
+}
+
+/** The tool_result block answering `c`, `durationMs` after it (`isError` as the block's flag). */
+export function result(c: ToolCall, isError: boolean | null = false, durationMs = 1500): ToolResult {
+  return {
+    callKey: c.callKey,
+    toolUseId: c.toolUseId ?? c.callKey,
+    sessionId: c.sessionId,
+    agent: c.agent,
+    messageId: `result_${c.callKey}`,
+    timestampMs: c.timestampMs + durationMs,
+    isError,
+    sourcePath: c.sourcePath,
+  };
+}
+
+/**
+ * The signals of a document holding `results` (and no turns): with them, the calls they answer
+ * are final when read (counted in cline.tool.calls by outcome); without, they stay open until
+ * the document is quiet.
+ */
+export function docSignals(
+  results: readonly ToolResult[],
+  over: Partial<DocumentSignals> = {},
+): DocumentSignals {
+  const first = results[0];
+  const sessionId = first?.sessionId ?? "s1";
+  return {
+    sessionId,
+    rootSessionId: sessionId,
+    agent: first?.agent ?? "lead",
+    lastTsMs: results.reduce((m, r) => Math.max(m, r.timestampMs), 0),
+    toolResults: results,
+    turns: [],
+    ...over,
+  };
+}
+
+/** An observation whose calls all have their result (success) in the same read: final at once. */
+export function finalObservation(
+  events: UsageEvent[],
+  toolCalls: ToolCall[] = [],
+  size = 100,
+  source: Source = SOURCE,
+): Extract<Observation, { status: "read" }> {
+  return observation(events, toolCalls, size, source, docSignals(toolCalls.map((c) => result(c))));
 }

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolSeriesRow } from "../../src/ledger/ledger.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { harness, sumValues } from "../export/helpers/sdk.ts";
-import { call, event, observation } from "../helpers/events.ts";
+import { call, docSignals, event, observation, result } from "../helpers/events.ts";
 
 /**
  * A tool call read before its message's metrics (Cline saved the tool_use block first) is
@@ -120,13 +120,16 @@ describe("a tool call seen before its message's metrics", () => {
 });
 
 describe("the exported values of an upgraded call", () => {
+  // The calls' results are in the first read: they are final (counted by outcome) before their
+  // message's metrics arrive, so they are counted with usage unknown.
+  const earlyFinal = () => observation([], early, 100, undefined, docSignals(early.map((c) => result(c))));
   const sum = (pts: DataPoint<number>[], attr?: [string, string]) =>
     sumValues(pts.filter((p) => attr === undefined || p.attributes[attr[0]] === attr[1]) as never);
 
   it("cumulative: the tool token series gains the share, the calls counter never goes down", async () => {
     const h = harness(l);
     try {
-      l.commit(observation([], early, 100));
+      l.commit(earlyFinal());
       await h.flush();
       expect(sum(h.lastPoints("cline.tool.calls"), ["cline.usage.known", "false"])).toBe(3);
       expect(sum(h.lastPoints("cline.tool.token.usage"))).toBe(0);
@@ -144,7 +147,7 @@ describe("the exported values of an upgraded call", () => {
   it("delta: the sum of every delivered window is the same as the cumulative totals", async () => {
     const h = harness(l, { temporality: "delta" });
     try {
-      l.commit(observation([], early, 100));
+      l.commit(earlyFinal());
       await h.flush();
       l.commit(observation([paid], late, 200));
       await h.flush();

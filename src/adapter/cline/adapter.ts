@@ -1,5 +1,6 @@
 import { ScanError, scanFile } from "../../scan/scanner.ts";
 import { checkpointOf, collectIfChanged, readWhole } from "../fingerprint.ts";
+import type { ListingStore } from "../listings.ts";
 import type { Adapter, Observation, Source } from "../types.ts";
 import {
   CLINE_COMPACTIONS_ADAPTER_ID,
@@ -7,12 +8,11 @@ import {
   compactionSources,
 } from "./compaction/collect.ts";
 import { isUsageSource } from "./compaction/files.ts";
-import { discoverCline } from "./discover.ts";
+import { discoverCline, discoveryMemos, flushDiscoveryMemos } from "./discover.ts";
 import { cachedIndexReader, type IndexReader } from "./index-db.ts";
 import { parseMessagesDocument } from "./parser.ts";
 import type { ClinePaths } from "./paths.ts";
 import { messagesDocumentSchema } from "./schema.ts";
-import type { SidecarCache } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
 
 function failed(source: Source, code: string, detail: string): Observation {
@@ -58,19 +58,29 @@ export async function collectDocument(source: Source): Promise<Observation> {
   };
 }
 
-/** `readIndex`: share one with the captures surface so the index is read once per change. */
-export function createClineAdapter(paths: ClinePaths, readIndex: IndexReader = cachedIndexReader()): Adapter {
-  const sidecars: SidecarCache = new Map();
+/**
+ * `readIndex`: share one with the captures surface so the index is read once per change.
+ * `listings`: where discovery's listings persist (the ledger's), so a new process stats the
+ * session folders instead of listing them; without it they last as long as the adapter.
+ */
+export function createClineAdapter(
+  paths: ClinePaths,
+  readIndex: IndexReader = cachedIndexReader(),
+  listings?: ListingStore,
+): Adapter {
+  const memos = discoveryMemos(listings);
   return {
     id: CLINE_ADAPTER_ID,
     // Documents first, then the compaction files next to them: a compaction's model comes from
     // its document's events, which the pass has committed by then.
     async discover() {
       const listed = new Set<string>();
-      const found = await discoverCline(paths, readIndex, sidecars, listed);
+      const found = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs);
+      const problems = [...found.problems];
+      flushDiscoveryMemos(memos, problems, paths.sessions.path);
       return {
         sources: [...found.sources, ...compactionSources(found.sources, listed, paths.sessions.path)],
-        problems: found.problems,
+        problems,
       };
     },
     async collectIncremental(source, checkpoint) {

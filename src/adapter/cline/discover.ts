@@ -1,11 +1,11 @@
-import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
+import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { dirMark, type ListingMemo, type ListingStore, listingHolds, listingMemo } from "../listings.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
 import { cachedIndexReader, type IndexReadResult, type IndexRow, readSessionIndex } from "./index-db.ts";
-import { identityFromPath } from "./parser.ts";
 import type { ClinePaths } from "./paths.ts";
-import { readSidecarCwd, type SidecarCache } from "./sidecar.ts";
+import { persistedSidecars, readSidecarCwd, type SidecarCache } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
 
 /** The index names a document; resolve it against the sessions dir when stored relative. */
@@ -25,6 +25,9 @@ export function locateIndexedDocument(
   sessionsDir: string,
   walked: (path: string) => boolean = () => false,
 ): string | undefined {
+  // The common case, answered without normalizing: the stored path is one the walk listed (walked
+  // paths are absolute, normalized, and documents).
+  if (row.messagesPath !== null && walked(row.messagesPath)) return row.messagesPath;
   const stored = indexDocumentPath(row, sessionsDir);
   if (stored === undefined || !isUsageSource(stored)) return undefined;
   // A document the walk already saw needs no stat of its own.
@@ -52,46 +55,141 @@ function canonical(path: string): string {
   }
 }
 
+/** Listing scopes of the Cline adapter (src/adapter/listings.ts): session dirs, and sidecar cwds. */
+export const SESSION_DIRS_SCOPE = "cline.session-dirs";
+export const SIDECAR_CWDS_SCOPE = "cline.sidecar-cwds";
+
+/**
+ * What the walk keeps of a listing, one `<kind><name>` per entry joined by "/" (the one byte no
+ * file name holds). The sessions dir: `d` session folder, `l` symlink (to a folder, checked when
+ * used). A session folder: `f` document, `l` symlinked document, `c` compaction file; the rest
+ * of a folder (sidecar, captures, ...) is not kept: nothing here reads it from a listing.
+ */
+function keepRoot(d: Dirent): string | undefined {
+  return d.isDirectory() ? `d${d.name}` : d.isSymbolicLink() ? `l${d.name}` : undefined;
+}
+
+function keepSession(f: Dirent): string | undefined {
+  if (isUsageSource(f.name)) return f.isFile() ? `f${f.name}` : f.isSymbolicLink() ? `l${f.name}` : undefined;
+  return isCompactionFile(f.name) && f.isFile() ? `c${f.name}` : undefined;
+}
+
+const C = "c".charCodeAt(0);
+const F = "f".charCodeAt(0);
+const L = "l".charCodeAt(0);
+const entriesOf = (encoded: string): string[] => (encoded === "" ? [] : encoded.split("/"));
+
+/**
+ * The kept entries of directory `dir` whose stat is `s`: the stored listing when it still holds
+ * (one stat, already paid, instead of a readdir), else a fresh readdir, stored. Throws readdir's
+ * error. `takenMs` is read before the stat (see StoredListing.takenMs). `fresh` tells the caller.
+ */
+function listDir(
+  dir: string,
+  s: Stats,
+  memo: ListingMemo,
+  takenMs: number,
+  keep: (d: Dirent) => string | undefined,
+): { readonly entries: string[]; readonly fresh: boolean } {
+  const stored = memo.get(dir);
+  if (listingHolds(stored, s)) return { entries: entriesOf(stored.entries), fresh: false };
+  const entries: string[] = [];
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    const k = keep(d);
+    if (k !== undefined) entries.push(k);
+  }
+  sortedListing(entries, keep === keepRoot);
+  memo.put(dir, { mark: dirMark(s), takenMs, entries: entries.join("/") });
+  return { entries, fresh: true };
+}
+
+/**
+ * Sorts kept entries by name, the kind letter aside; folder names as path components (name + "/"):
+ * a walk that visits folders, then their files, in that order yields documents in plain path
+ * order, since no name holds a "/" (so "a-b/x" comes before "a/x", as the paths compare).
+ */
+function sortedListing(entries: string[], folders: boolean): void {
+  const key = folders ? (e: string) => `${e.slice(1)}/` : (e: string) => e.slice(1);
+  entries.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
+const errCode = (e: unknown): string => String((e as NodeJS.ErrnoException).code);
+
 /**
  * Walk `<sessions>/<root>/*.messages.json`: Cline's layout is exactly two levels deep,
- * so the walk never descends further, which also makes symlink loops harmless.
+ * so the walk never descends further, which also makes symlink loops harmless. With a memo
+ * that persists (the ledger's listings), an unchanged folder costs a stat instead of a readdir:
+ * the walk stats every folder (its mark), and lists only those whose mark changed, or whose last
+ * listing was too close to their last change to be trusted. Documents are not stat-ed here (an
+ * in-place rewrite leaves the folder unchanged; the collector's stat of each document answers).
  */
 export function walkSessions(
   sessionsDir: string,
   problems: Problem[],
   /** Filled with the `*.compaction.json` files the same listing saw (no extra I/O). */
   compactionFiles?: Set<string>,
+  memo: ListingMemo = listingMemo(SESSION_DIRS_SCOPE, undefined),
 ): WalkedDocument[] {
   const found: WalkedDocument[] = [];
-  let roots: Dirent[];
+  const takenMs = memo.now();
+  let roots: { readonly entries: string[]; readonly fresh: boolean };
   try {
-    roots = readdirSync(sessionsDir, { withFileTypes: true });
+    const s = statSync(sessionsDir, { throwIfNoEntry: false });
+    if (s === undefined) return found;
+    if (!s.isDirectory()) {
+      problems.push({ path: sessionsDir, code: "unreadable-dir", detail: "ENOTDIR" });
+      return found;
+    }
+    roots = listDir(sessionsDir, s, memo, takenMs, keepRoot);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT") problems.push({ path: sessionsDir, code: "unreadable-dir", detail: String(code) });
+    const code = errCode(e);
+    if (code !== "ENOENT") problems.push({ path: sessionsDir, code: "unreadable-dir", detail: code });
     return found;
   }
-  for (const root of roots) {
-    const dir = join(sessionsDir, root.name);
-    if (!root.isDirectory() && !(root.isSymbolicLink() && isDir(dir))) continue;
-    let files: Dirent[];
+  // `<sessions>/` once, normalized as join would: names hold no "/", so a path is one concatenation.
+  const under = join(sessionsDir, "_").slice(0, -1);
+  const live = new Set<string>();
+  const gone: string[] = [];
+  for (const root of roots.entries) {
+    const dir = under + root.slice(1);
+    const link = root.charCodeAt(0) === L;
+    let files: string[];
     try {
-      files = readdirSync(dir, { withFileTypes: true });
+      const s = statSync(dir, { throwIfNoEntry: !link });
+      // A symlink in the sessions dir that is dangling or not to a folder is not a session
+      // folder (Cline never makes one).
+      if (s === undefined || (link && !s.isDirectory())) {
+        gone.push(dir);
+        continue;
+      }
+      files = listDir(dir, s, memo, takenMs, keepSession).entries;
     } catch (e) {
-      problems.push({ path: dir, code: "unreadable-dir", detail: String((e as NodeJS.ErrnoException).code) });
+      problems.push({ path: dir, code: "unreadable-dir", detail: errCode(e) });
+      gone.push(dir);
       continue;
     }
+    live.add(dir);
+    const prefix = `${dir}/`;
     for (const f of files) {
-      if (compactionFiles !== undefined && isCompactionFile(f.name) && f.isFile()) {
-        compactionFiles.add(join(dir, f.name));
-      }
-      if (!isUsageSource(f.name)) continue;
-      const p = join(dir, f.name);
-      if (f.isFile()) found.push({ path: p, plain: root.isDirectory() });
-      else if (f.isSymbolicLink() && regularFile(p)) found.push({ path: p, plain: false });
+      const p = prefix + f.slice(1);
+      const kind = f.charCodeAt(0);
+      if (kind === C) compactionFiles?.add(p);
+      else if (kind === F) found.push({ path: p, plain: !link });
+      else if (regularFile(p)) found.push({ path: p, plain: false });
     }
   }
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // What the sessions dir no longer has, or what could not be listed, leaves the memo.
+  if (roots.fresh) {
+    for (const p of [...memo.paths()]) if (p.startsWith(under) && !live.has(p)) memo.drop(p);
+  } else {
+    for (const dir of gone) memo.drop(dir);
+  }
+  // In path order without a sort: listings are stored sorted (see sortedListing).
+  return found;
 }
 
 /** A walked document; `plain` when neither its session folder nor the file is a symlink. */
@@ -109,17 +207,10 @@ export interface WalkedDocument {
 export function canonicalizer(sessionsDir: string): (path: string, plain: boolean) => string {
   const base = resolve(sessionsDir);
   const real = canonical(base);
+  const under = `${base}/`;
+  if (real === base) return (path, plain) => (plain && path.startsWith(under) ? path : canonical(path));
   return (path, plain) =>
-    plain && path.startsWith(`${base}/`) ? real + path.slice(base.length) : canonical(path);
-}
-
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    // A dangling symlink in the sessions dir is not a session folder (Cline never makes one).
-    return false;
-  }
+    plain && path.startsWith(under) ? real + path.slice(base.length) : canonical(path);
 }
 
 /**
@@ -133,6 +224,8 @@ export async function discoverCline(
   sidecars: SidecarCache = new Map(),
   /** Filled with the compaction files the walk listed (the compaction surface's sources). */
   compactionFiles?: Set<string>,
+  /** The session folders' listings (see walkSessions); in-process only by default. */
+  dirs?: ListingMemo,
 ): Promise<DiscoverResult> {
   const problems: Problem[] = [];
   const sources: Source[] = [];
@@ -147,11 +240,15 @@ export async function discoverCline(
   }
   const byId = new Map<string, IndexRow>();
   for (const r of index.rows) byId.set(r.sessionId, r);
-  const rootOf = (r: IndexRow): string => r.parentSessionId ?? r.sessionId.split("__")[0] ?? r.sessionId;
+  const rootOf = (r: IndexRow): string => {
+    if (r.parentSessionId !== null) return r.parentSessionId;
+    const cut = r.sessionId.indexOf("__");
+    return cut < 0 ? r.sessionId : r.sessionId.slice(0, cut);
+  };
 
   const seen = new Set<string>();
   const identity = canonicalizer(sessionsDir);
-  const walkedDocs = walkSessions(sessionsDir, problems, compactionFiles);
+  const walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
   const walkedPlain = new Set(walkedDocs.filter((d) => d.plain).map((d) => d.path));
   for (const row of index.rows) {
     const p = locateIndexedDocument(row, sessionsDir, (path) => walkedPlain.has(path));
@@ -168,11 +265,11 @@ export async function discoverCline(
     const real = identity(p, true);
     if (seen.has(real)) continue;
     seen.add(real);
-    const root = byId.get(rootOf(row));
+    const rootSessionId = rootOf(row);
     const hint: SessionHint = {
       sessionId: row.sessionId,
-      rootSessionId: rootOf(row),
-      project: row.cwd ?? root?.cwd ?? undefined,
+      rootSessionId,
+      project: row.cwd ?? byId.get(rootSessionId)?.cwd ?? undefined,
     };
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "index", hint });
   }
@@ -182,22 +279,60 @@ export async function discoverCline(
     const real = identity(p, plain);
     if (seen.has(real)) continue;
     seen.add(real);
-    const id = identityFromPath(p);
-    const dir = join(sessionsDir, basename(join(p, "..")));
-    let project = byId.get(id.rootSessionId)?.cwd ?? undefined;
+    // The root session is the folder's name, whoever's document this is (parser.ts identityFromPath).
+    const rootId = basename(dirname(p));
+    let project = byId.get(rootId)?.cwd ?? undefined;
     if (project === undefined) {
-      if (!cwdCache.has(id.rootSessionId)) {
-        cwdCache.set(id.rootSessionId, await readSidecarCwd(dir, id.rootSessionId, problems, sidecars));
+      if (!cwdCache.has(rootId)) {
+        cwdCache.set(rootId, await readSidecarCwd(join(sessionsDir, rootId), rootId, problems, sidecars));
       }
-      project = cwdCache.get(id.rootSessionId);
+      project = cwdCache.get(rootId);
     }
     const hint: SessionHint = {
-      rootSessionId: id.rootSessionId,
+      rootSessionId: rootId,
       ...(project !== undefined ? { project } : {}),
     };
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
   }
   return { sources, problems };
+}
+
+/**
+ * What discovery remembers across passes: the session folders' listings and the sidecar cwds of
+ * unindexed sessions (a sidecar is scanned again only when its size, mtime or inode changed).
+ * With a store (the ledger's listings) they outlive the process: an idle `report` stats what it
+ * would otherwise list or scan.
+ */
+export interface DiscoveryMemos {
+  readonly dirs: ListingMemo;
+  readonly sidecarCwds: ListingMemo;
+  readonly sidecars: SidecarCache;
+}
+
+export function discoveryMemos(store?: ListingStore, now: () => number = Date.now): DiscoveryMemos {
+  const sidecarCwds = listingMemo(SIDECAR_CWDS_SCOPE, store, now);
+  return {
+    dirs: listingMemo(SESSION_DIRS_SCOPE, store, now),
+    sidecarCwds,
+    sidecars: persistedSidecars(sidecarCwds),
+  };
+}
+
+/**
+ * After a discovery: forgets the sidecars of session folders the walk no longer has, and writes
+ * what changed to the store. A failed write costs the next process a walk, never an event: it is
+ * reported as a problem, and what it would have written is tried again at the next flush.
+ */
+export function flushDiscoveryMemos(memos: DiscoveryMemos, problems: Problem[], where: string): void {
+  for (const p of [...memos.sidecarCwds.paths()]) {
+    if (memos.dirs.get(dirname(p)) === undefined) memos.sidecarCwds.drop(p);
+  }
+  try {
+    memos.dirs.flush();
+    memos.sidecarCwds.flush();
+  } catch (e) {
+    problems.push({ path: where, code: "listings-not-saved", detail: (e as Error).message });
+  }
 }
 
 /** One copy of the cached index reader, in index-db.ts (kept importable from here). */

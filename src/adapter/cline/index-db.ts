@@ -16,8 +16,15 @@
  * writes to the database is also in the WAL read afterwards, so the overlay hides torn pages.
  */
 import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+
+/**
+ * better-sqlite3 is required when an index is there to read, not at import: `paths` and a
+ * discovery of a machine where Cline never ran load none of its 14 modules.
+ */
+const requireModule = createRequire(import.meta.url);
 
 export interface IndexRow {
   readonly sessionId: string;
@@ -345,7 +352,8 @@ type QueryOutcome =
 
 /** Runs the index query against an in-memory image. Throws SqliteError on a damaged image. */
 function queryImage(image: Buffer): QueryOutcome {
-  const conn = new Database(image, { readonly: true });
+  const Sqlite = requireModule("better-sqlite3") as typeof Database;
+  const conn = new Sqlite(image, { readonly: true });
   try {
     conn.pragma("query_only = 1");
     const kind = conn

@@ -1,13 +1,41 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { scanFile } from "../../scan/scanner.ts";
 import { isWrongType } from "../../scan/schema.ts";
+import type { ListingMemo } from "../listings.ts";
 import type { Problem } from "../types.ts";
 import { statKey } from "./index-db.ts";
 import { sidecarSchema } from "./schema.ts";
 
-/** Sidecar cwds remembered across passes, keyed by the sidecar's size, mtime and inode. */
-export type SidecarCache = Map<string, { readonly key: string; readonly cwd: string | undefined }>;
+/** One sidecar's cwd, with the key (size, mtime, inode) of the sidecar it was read from. */
+export interface SidecarEntry {
+  readonly key: string;
+  readonly cwd: string | undefined;
+}
+
+/** Sidecar cwds remembered across passes, by sidecar path (a Map will do). */
+export interface SidecarCache {
+  get(path: string): SidecarEntry | undefined;
+  set(path: string, entry: SidecarEntry): unknown;
+}
+
+/**
+ * A SidecarCache kept in a listing memo (src/adapter/listings.ts): with the ledger's store, an
+ * unindexed session's cwd outlives the process, and a later one stats the sidecar instead of
+ * scanning it. The memo's mark is the sidecar's key; entries are "" (no cwd) or "=" + cwd.
+ */
+export function persistedSidecars(memo: ListingMemo): SidecarCache {
+  return {
+    get(path) {
+      const l = memo.get(path);
+      return l === undefined
+        ? undefined
+        : { key: l.mark, cwd: l.entries === "" ? undefined : l.entries.slice(1) };
+    },
+    set(path, e) {
+      memo.put(path, { mark: e.key, takenMs: memo.now(), entries: e.cwd === undefined ? "" : `=${e.cwd}` });
+    },
+  };
+}
 
 function regularFile(path: string): boolean {
   try {
@@ -37,6 +65,8 @@ export async function readSidecarCwd(
   if (hit !== undefined && hit.key === key) return hit.cwd;
   let cwd: string | undefined;
   if (regularFile(path)) {
+    // The scanner is loaded when a sidecar is read: `paths` on a tree without one never needs it.
+    const { scanFile } = await import("../../scan/scanner.ts");
     try {
       const v = (await scanFile(path, sidecarSchema)).value;
       cwd = v !== undefined && !isWrongType(v) && typeof v.cwd === "string" ? v.cwd : undefined;

@@ -17,13 +17,34 @@ export interface WallTime extends LocalDate {
   readonly second: number;
 }
 
-/** A resolved zone: its canonical name and the one formatter every conversion uses. */
+/**
+ * A resolved zone: its name, the one formatter every conversion is checked against, and the
+ * offsets already asked of it (see offsetMs): formatToParts costs ~10-30 µs a call, and a report
+ * labels thousands of 15-minute buckets.
+ */
 export interface Zone {
   readonly name: string;
   readonly format: Intl.DateTimeFormat;
+  /** The zone's offsets by SLOT_MS-long UTC slot, as far as already computed. */
+  readonly slots: Map<number, SlotOffsets>;
+}
+
+/** A slot's offset before `changeAt` and from it on (the same when the slot has no transition). */
+export interface SlotOffsets {
+  readonly before: number;
+  readonly changeAt: number;
+  readonly after: number;
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * Offsets are computed once per six-hour UTC slot: tzdb zones change their offset at most once in
+ * such a span (instantOf relies on at most once a day already), so a slot whose first and last
+ * second show the same offset has it throughout, and one that does not has exactly one change,
+ * found by bisection to the second (offsets and transitions are whole seconds).
+ */
+export const SLOT_MS = 6 * 3_600_000;
 
 /** The zone named `name` (an IANA name such as `Europe/Berlin`, or `UTC`), or undefined if unknown. */
 export function zoneNamed(name: string): Zone | undefined {
@@ -44,7 +65,7 @@ export function zoneNamed(name: string): Zone | undefined {
     throw e;
   }
   // The name as given (validated): Intl's canonical form can be a legacy alias (Asia/Calcutta).
-  return { name, format };
+  return { name, format, slots: new Map() };
 }
 
 /**
@@ -57,8 +78,8 @@ export function localZoneName(env: NodeJS.ProcessEnv = process.env): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
-/** The wall-clock time of instant `ms` in `zone` (to the second). */
-export function wallTime(zone: Zone, ms: number): WallTime {
+/** The wall-clock time of instant `ms` in `zone` (to the second), from Intl itself: the reference. */
+export function formattedWallTime(zone: Zone, ms: number): WallTime {
   const p: Record<string, number> = {};
   for (const part of zone.format.formatToParts(ms)) {
     if (part.type !== "literal") p[part.type] = Number(part.value);
@@ -73,14 +94,55 @@ export function wallTime(zone: Zone, ms: number): WallTime {
   };
 }
 
+/** The wall-clock time of instant `ms` in `zone` (to the second): UTC fields of `ms` + offset. */
+export function wallTime(zone: Zone, ms: number): WallTime {
+  const t = new Date(Math.floor(ms / 1000) * 1000 + offsetMs(zone, ms));
+  return {
+    year: t.getUTCFullYear(),
+    month: t.getUTCMonth() + 1,
+    day: t.getUTCDate(),
+    hour: t.getUTCHours(),
+    minute: t.getUTCMinutes(),
+    second: t.getUTCSeconds(),
+  };
+}
+
 function wallAsUtc(w: WallTime): number {
   return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+}
+
+/** The offset Intl shows at whole second `whole`. */
+function formattedOffset(zone: Zone, whole: number): number {
+  return wallAsUtc(formattedWallTime(zone, whole)) - whole;
+}
+
+function slotOffsets(zone: Zone, slot: number): SlotOffsets {
+  const first = slot * SLOT_MS;
+  const last = first + SLOT_MS - 1000;
+  const before = formattedOffset(zone, first);
+  const after = formattedOffset(zone, last);
+  if (before === after) return { before, changeAt: Number.POSITIVE_INFINITY, after };
+  // The first second showing `after`: in (first, last].
+  let lo = first;
+  let hi = last;
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (formattedOffset(zone, mid) === after) hi = mid;
+    else lo = mid;
+  }
+  return { before, changeAt: hi, after };
 }
 
 /** The zone's offset from UTC at instant `ms`, in ms (east positive: +05:30 is 19,800,000). */
 export function offsetMs(zone: Zone, ms: number): number {
   const whole = Math.floor(ms / 1000) * 1000;
-  return wallAsUtc(wallTime(zone, whole)) - whole;
+  const slot = Math.floor(whole / SLOT_MS);
+  let s = zone.slots.get(slot);
+  if (s === undefined) {
+    s = slotOffsets(zone, slot);
+    zone.slots.set(slot, s);
+  }
+  return whole < s.changeAt ? s.before : s.after;
 }
 
 function sameWall(a: WallTime, b: WallTime): boolean {

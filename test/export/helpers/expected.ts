@@ -11,11 +11,12 @@ import { attrKey } from "./otlp-receiver.ts";
 export const priceOf = buildPriceLookup(undefined);
 
 export function expectedTotals(ledger: Ledger): Map<string, Map<string, number>> {
-  const pts = translate(ledger.usageSeries(), ledger.toolSeries(), {
-    project: "path",
-    includeSessionId: true,
-    priceOf,
-  });
+  const pts = translate(
+    ledger.usageSeries(),
+    ledger.toolSeries(),
+    { project: "path", includeSessionId: true, priceOf },
+    ledger.signals?.toolOutcomes.series() ?? [],
+  );
   const out = new Map<string, Map<string, number>>();
   for (const id of METRIC_IDS) {
     out.set(METRICS[id].name, new Map((pts.get(id) ?? []).map((p) => [attrKey(p.attributes), p.value])));

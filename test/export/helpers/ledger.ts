@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RequestCapture, Source, ToolCall, UsageEvent } from "../../../src/adapter/types.ts";
 import { Ledger } from "../../../src/ledger/ledger.ts";
-import { call, event, observation } from "../../helpers/events.ts";
+import { call, docSignals, event, observation, result } from "../../helpers/events.ts";
 
 export interface TempLedger {
   readonly dir: string;
@@ -43,6 +43,8 @@ export interface SyntheticSpec {
   readonly offset?: number;
   /** Event time of every message and call (default: the event helper's). An old time = history. */
   readonly timestampMs?: number;
+  /** Leave every call without its tool_result (not final until its document is quiet). */
+  readonly openCalls?: boolean;
 }
 
 /** One message of a synthetic session: deterministic components, 0-3 tool calls. */
@@ -117,7 +119,14 @@ export function fillLedger(ledger: Ledger, spec: SyntheticSpec): { events: numbe
       origin: "walk",
       hint: { sessionId },
     };
-    const r = ledger.commit(observation(evs, cs, 100 + s, source));
+    // Every call has its result in the same document (final when read: counted in cline.tool.calls
+    // by outcome), every 5th of them a failure; `openCalls` leaves them without one.
+    const results = spec.openCalls
+      ? []
+      : cs.map((c, j) => result(c, (s + j) % 5 === 4, 200 + ((s * 7 + j) % 900)));
+    const r = ledger.commit(
+      observation(evs, cs, 100 + s, source, docSignals(results, { sessionId, rootSessionId: sessionId })),
+    );
     events += r.eventsAdded;
     calls += r.callsAdded;
   }

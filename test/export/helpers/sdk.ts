@@ -75,6 +75,10 @@ export function harness(
     maxWindowCaptures?: number;
     /** Cumulative: read the live series in pages of this many points (as the pipeline does). */
     pagePoints?: number;
+    /** Delta: at most this many tool calls (seen, and final) per window. */
+    maxWindowCalls?: number;
+    /** Finalize calls of documents quiet this long before each collection (as the pipeline does). */
+    quietMs?: number;
   } = {},
 ): Harness {
   const temporality = opts.temporality ?? "cumulative";
@@ -101,6 +105,8 @@ export function harness(
     ...(opts.maxWindowEvents ? { maxWindowEvents: opts.maxWindowEvents } : {}),
     ...(opts.maxWindowCaptures ? { maxWindowCaptures: opts.maxWindowCaptures } : {}),
     ...(opts.pagePoints ? { pagePoints: opts.pagePoints } : {}),
+    ...(opts.maxWindowCalls ? { maxWindowCalls: opts.maxWindowCalls } : {}),
+    ...(opts.quietMs !== undefined ? { quietMs: opts.quietMs } : {}),
   });
   const reader = new PeriodicExportingMetricReader({
     exporter,

@@ -95,3 +95,84 @@ describe("calendar helpers", () => {
     expect(formatWall(berlin, utc("2026-11-30T23:30:00Z"))).toBe("2026-12-01 00:30");
   });
 });
+
+describe("offsets cached per six-hour slot (one Intl call per slot, not per instant)", () => {
+  // DST both ways, 30- and 45-minute offsets, a 30-minute DST, a midnight change, zones that
+  // changed their standard offset, and pre-1972 local mean times of odd seconds.
+  const ZONES = [
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Santiago",
+    "America/St_Johns",
+    "Asia/Kolkata",
+    "Asia/Kathmandu",
+    "Australia/Lord_Howe",
+    "Pacific/Apia",
+    "Africa/Monrovia",
+    "Europe/Amsterdam",
+    "Europe/Moscow",
+    "Antarctica/Troll",
+    "UTC",
+  ];
+  const fresh = (name: string): Zone => z(name);
+
+  it("gives Intl's own wall time for any instant, 1900 to 2100, in every zone", async () => {
+    const fc = await import("fast-check");
+    const { formattedWallTime } = await import("../../../src/report/time/zone.ts");
+    const from = utc("1900-01-01T00:00:00Z");
+    const to = utc("2100-01-01T00:00:00Z");
+    for (const name of ZONES) {
+      const zone = fresh(name);
+      fc.assert(
+        fc.property(fc.integer({ min: from, max: to }), (ms) => {
+          expect(wallTime(zone, ms)).toEqual(formattedWallTime(zone, ms));
+        }),
+        { numRuns: 400 },
+      );
+    }
+  });
+
+  it("is exact at every second around every transition of 2026 and of the 1940s-70s", async () => {
+    const { formattedWallTime } = await import("../../../src/report/time/zone.ts");
+    for (const name of ZONES) {
+      const zone = fresh(name);
+      for (const [start, end] of [
+        ["1940-01-01T00:00:00Z", "1941-01-01T00:00:00Z"],
+        ["1971-06-01T00:00:00Z", "1972-06-01T00:00:00Z"],
+        ["2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"],
+      ] as const) {
+        // Find each transition hour with Intl, then compare every second of it.
+        for (let t = utc(start); t < utc(end); t += H) {
+          const a = formattedWallTime(zone, t);
+          const b = formattedWallTime(zone, t + H);
+          const moved =
+            Date.UTC(b.year, b.month - 1, b.day, b.hour, b.minute, b.second) -
+            Date.UTC(a.year, a.month - 1, a.day, a.hour, a.minute, a.second);
+          if (moved === H) continue;
+          for (let s = t; s <= t + H; s += 1000) {
+            expect(wallTime(zone, s), `${name} ${new Date(s).toISOString()}`).toEqual(
+              formattedWallTime(zone, s),
+            );
+          }
+        }
+      }
+    }
+  });
+
+  it("asks Intl a few times per slot at most", () => {
+    const zone = fresh("Europe/Berlin");
+    let calls = 0;
+    const real = zone.format.formatToParts.bind(zone.format);
+    (zone.format as { formatToParts: typeof real }).formatToParts = (d) => {
+      calls++;
+      return real(d);
+    };
+    // 30 days of 15-minute buckets, both ends of each: 5,760 conversions.
+    const t0 = utc("2026-03-01T00:00:00Z");
+    for (let t = t0; t < t0 + 30 * 24 * H; t += 15 * 60_000) {
+      wallTime(zone, t);
+      wallTime(zone, t + 15 * 60_000 - 1);
+    }
+    expect(calls).toBeLessThanOrEqual(2 * 30 * 4 + 20); // two per slot, plus a bisection for the DST change
+  });
+});

@@ -9,6 +9,7 @@ import { basename } from "node:path";
 import { ScanError, type ScanFileOptions, scanFile } from "../../../scan/scanner.ts";
 import { isWrongType } from "../../../scan/schema.ts";
 import { checkpointOf, readWhole, statFile } from "../../fingerprint.ts";
+import type { ListingStore } from "../../listings.ts";
 import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
 import { createClineAdapter } from "../adapter.ts";
 import { cachedIndexReader, type IndexReader } from "../index-db.ts";
@@ -202,10 +203,15 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
  * What `report` and `run` collect: the messages documents of Cline's sessions tree and index,
  * plus the capture files of every capture dir that exists (none is the normal case).
  */
-export function createClineSurfaces(cline: ClinePaths, captureDirs: readonly ResolvedPath[]): Adapter {
+export function createClineSurfaces(
+  cline: ClinePaths,
+  captureDirs: readonly ResolvedPath[],
+  /** Where discovery's listings persist (the ledger's; see createClineAdapter). */
+  listings?: ListingStore,
+): Adapter {
   const readIndex = cachedIndexReader();
   return withCaptures(
-    createClineAdapter(cline, readIndex),
+    createClineAdapter(cline, readIndex, listings),
     createClineCapturesAdapter({
       dirs: captureDirs,
       cline,

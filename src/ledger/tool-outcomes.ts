@@ -1,0 +1,221 @@
+/**
+ * `cline.tool.calls` by `cline.tool.outcome` (docs/metrics.md "Tool outcome"): a call is counted
+ * once it is FINAL, that is once it has its row in signal_queue (its tool_result was read, or its
+ * document or turn ended without one: outcome unknown). A counter cannot move a call from
+ * `unknown` to `success` later, so nothing is counted before the outcome is decided.
+ *
+ * The queue is the order in which calls became final (src/ledger/signals.ts), so both exports are
+ * reads over seq ranges of it:
+ * - cumulative: running totals per series (`tool_outcome_series`), brought up to the queue's end
+ *   (`tool_outcome_state.counted_seq`) by `count()` inside the transaction that queued the calls,
+ *   one grouped statement per transaction (not one upsert per call);
+ * - delta: the final calls of a seq window (after < seq <= upTo), its watermark
+ *   `export_state.final_call_watermark`, committed with the exporter's other watermarks. The same
+ *   window gives the delta `cline.tool.duration` histograms.
+ * Both join tool_calls for the dimensions, so a queue row and its call are counted together or
+ * not at all. `usage_known` is tool_calls.first_known (immutable: the two temporalities agree).
+ */
+import type Database from "better-sqlite3";
+import { durationMs, type ToolOutcome } from "../adapter/timing.ts";
+import { type GenaiSeriesRow, WindowHistograms } from "./genai.ts";
+import { MIGRATIONS } from "./schema.ts";
+import type { IdWindow, LiveFilter, SeriesPage } from "./series.ts";
+
+/** The schema version from which the ledger has the outcome series. */
+export const TOOL_OUTCOMES_VERSION = MIGRATIONS.findIndex((m) => m.includes("tool_outcome_series")) + 1;
+
+/** One `cline.tool.calls` series: final calls by tool, usage knowledge and outcome. */
+export interface ToolOutcomeRow {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly toolName: string;
+  /** Whether the paying response's usage was known when the call was first read. */
+  readonly usageKnown: boolean;
+  readonly outcome: ToolOutcome;
+  readonly calls: number;
+  readonly firstMs: number;
+  /** Ingestion time of the last change (the transaction that made its last call final). */
+  readonly updatedMs: number;
+  /** The newest calling-message `ts` of the calls summed. */
+  readonly lastEventMs: number;
+}
+
+type Raw = Omit<ToolOutcomeRow, "usageKnown"> & { usageKnown: number };
+const toRow = (r: Raw): ToolOutcomeRow => ({ ...r, usageKnown: r.usageKnown === 1 });
+
+const KEY = "session_id, agent, project, model, provider, tool_name, usage_known, outcome";
+const COLS = `session_id AS sessionId, agent, project, model, provider, tool_name AS toolName,
+  usage_known AS usageKnown, outcome, calls, first_ms AS firstMs, updated_ms AS updatedMs,
+  last_event_ms AS lastEventMs`;
+/** A final call's series key, from its queue row and its tool_calls row (aliases q, c). */
+const CALL_KEY = `c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, c.first_known,
+  IFNULL(q.outcome, 'unknown')`;
+
+const clamp = (ms: number): number => (Number.isFinite(ms) ? Math.trunc(ms) : Number.MIN_SAFE_INTEGER);
+
+interface DurationRow {
+  sessionId: string;
+  model: string;
+  provider: string;
+  toolName: string;
+  outcome: string;
+  tsMs: number;
+  endMs: number;
+  ingestedMs: number;
+}
+
+export class ToolOutcomes {
+  private w: ReturnType<typeof prepareWrites> | undefined;
+  private r: ReturnType<typeof prepareReads> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  private writes(): ReturnType<typeof prepareWrites> {
+    this.w ??= prepareWrites(this.db);
+    return this.w;
+  }
+
+  /** Prepared on first use: only a writer (at this build's schema) exports. */
+  private reads(): ReturnType<typeof prepareReads> {
+    this.r ??= prepareReads(this.db);
+    return this.r;
+  }
+
+  /**
+   * Adds the calls queued since the last count to the running series: call inside the
+   * transaction that queued them (Signals.flush, Signals.finalizeQuiet), so the totals and the
+   * queue commit together. Returns how many series it changed; free when nothing was queued.
+   */
+  count(nowMs: number): number {
+    const w = this.writes();
+    const s = w.state.get() as { counted: number; max: number };
+    if (s.max <= s.counted) return 0;
+    const n = w.add.run({ after: s.counted, upTo: s.max, nowMs }).changes;
+    w.advance.run({ upTo: s.max });
+    return n;
+  }
+
+  /** Every series (tests, audits). */
+  series(): ToolOutcomeRow[] {
+    return (this.reads().all.all() as Raw[]).map(toRow);
+  }
+
+  /** The series the cumulative TTL keeps (see SeriesReads.liveToolSeries), one row at a time. */
+  *live(f: LiveFilter): IterableIterator<ToolOutcomeRow> {
+    const params = { eventSince: clamp(f.eventSinceMs), updatedSince: clamp(f.updatedSinceMs) };
+    for (const r of this.reads().live.iterate(params) as IterableIterator<Raw>) yield toRow(r);
+  }
+
+  /** One keyset page of `live`: rows with id > afterId, at most limit, each with its id. */
+  *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<ToolOutcomeRow & { readonly id: number }> {
+    const params = { eventSince: clamp(f.eventSinceMs), updatedSince: clamp(f.updatedSinceMs), ...page };
+    for (const r of this.reads().page.iterate(params) as IterableIterator<Raw & { id: number }>)
+      yield { ...r, usageKnown: r.usageKnown === 1 };
+  }
+
+  /** The highest queue seq (a cumulative exporter's watermark; the end of every window). */
+  maxSeq(): number {
+    return (this.reads().maxSeq.get() as { max: number }).max;
+  }
+
+  /**
+   * The end of the next delta window after `after`: the seq of its `limit`-th final call, or the
+   * end of the queue when fewer are queued (so rows of other kinds are passed over too).
+   */
+  windowEnd(after: number, limit: number): number {
+    const r = this.reads().nth.get({ after, skip: Math.max(0, Math.trunc(limit) - 1) }) as
+      | { seq: number }
+      | undefined;
+    return r?.seq ?? Math.max(after, this.maxSeq());
+  }
+
+  /** Whether a final call is queued after `after` (a delta backlog). */
+  pending(after: number): boolean {
+    return this.reads().pending.get({ after }) !== undefined;
+  }
+
+  /** The final calls of one window aggregated per series (delta `cline.tool.calls`). */
+  delta(w: IdWindow): ToolOutcomeRow[] {
+    return (this.reads().delta.all(w) as Raw[]).map(toRow);
+  }
+
+  /**
+   * `cline.tool.duration` over the final calls of one window (delta): the observation the
+   * cumulative series got when each call became final (Signals.queueCall: durationMs of the
+   * queue row's ts and end, in seconds; calls without a valid time have none).
+   */
+  durationDelta(w: IdWindow): GenaiSeriesRow[] {
+    const out = new WindowHistograms();
+    for (const r of this.reads().durations.iterate(w) as IterableIterator<DurationRow>) {
+      const d = durationMs(r.tsMs, r.endMs);
+      if (d === undefined) continue;
+      const dims = {
+        sessionId: r.sessionId,
+        model: r.model,
+        provider: r.provider,
+        tokenType: "",
+        toolName: r.toolName,
+        outcome: r.outcome,
+      };
+      out.add("tool_duration", dims, d / 1000, r);
+    }
+    return out.rows();
+  }
+}
+
+// Every read of the queue is a seq (rowid) range: `+kind` keeps SQLite from scanning the whole
+// (kind, ref_key) index for `kind = 'tool'` instead, which made each transaction read every tool
+// row ever queued (the plans are checked in test/ledger/tool-outcomes.test.ts).
+/** The statements that read signal_queue, by name (exported for their query-plan test). */
+export const QUEUE_SQL = Object.freeze({
+  add: `INSERT INTO tool_outcome_series (${KEY}, calls, first_ms, updated_ms, last_event_ms)
+    SELECT ${CALL_KEY}, COUNT(*), @nowMs, @nowMs, MAX(c.ts_ms)
+    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
+    WHERE q.seq > @after AND q.seq <= @upTo AND +q.kind = 'tool'
+    GROUP BY ${CALL_KEY}
+    ON CONFLICT (${KEY}) DO UPDATE SET calls = calls + excluded.calls, updated_ms = excluded.updated_ms,
+      last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
+  nth: "SELECT seq FROM signal_queue WHERE seq > @after AND +kind = 'tool' ORDER BY seq LIMIT 1 OFFSET @skip",
+  pending: "SELECT 1 FROM signal_queue WHERE seq > @after AND +kind = 'tool' LIMIT 1",
+  delta: `SELECT c.session_id AS sessionId, c.agent, c.project, c.model, c.provider, c.tool_name AS toolName,
+      c.first_known AS usageKnown, IFNULL(q.outcome, 'unknown') AS outcome, COUNT(*) AS calls,
+      MIN(c.ingested_ms) AS firstMs, MAX(c.ingested_ms) AS updatedMs, MAX(c.ts_ms) AS lastEventMs
+    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
+    WHERE q.seq > @after AND q.seq <= @upTo AND +q.kind = 'tool'
+    GROUP BY ${CALL_KEY} ORDER BY MIN(q.seq)`,
+  durations: `SELECT c.session_id AS sessionId, c.model, c.provider, c.tool_name AS toolName,
+      IFNULL(q.outcome, 'unknown') AS outcome, q.ts_ms AS tsMs, q.end_ms AS endMs, c.ingested_ms AS ingestedMs
+    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
+    WHERE q.seq > @after AND q.seq <= @upTo AND +q.kind = 'tool' ORDER BY q.seq`,
+});
+
+function prepareWrites(db: Database.Database) {
+  return {
+    state: db.prepare(
+      `SELECT counted_seq AS counted, (SELECT IFNULL(MAX(seq), 0) FROM signal_queue) AS max
+       FROM tool_outcome_state WHERE id = 1`,
+    ),
+    add: db.prepare(QUEUE_SQL.add),
+    advance: db.prepare("UPDATE tool_outcome_state SET counted_seq = @upTo WHERE id = 1"),
+  };
+}
+
+function prepareReads(db: Database.Database) {
+  const live = "(last_event_ms >= @eventSince OR updated_ms >= @updatedSince)";
+  return {
+    all: db.prepare(`SELECT ${COLS} FROM tool_outcome_series ORDER BY id`),
+    live: db.prepare(`SELECT ${COLS} FROM tool_outcome_series WHERE ${live} ORDER BY id`),
+    // id first: the rowid range is the scan, the TTL a filter on it.
+    page: db.prepare(
+      `SELECT id, ${COLS} FROM tool_outcome_series WHERE id > @afterId AND ${live} ORDER BY id LIMIT @limit`,
+    ),
+    maxSeq: db.prepare("SELECT IFNULL(MAX(seq), 0) AS max FROM signal_queue"),
+    nth: db.prepare(QUEUE_SQL.nth),
+    pending: db.prepare(QUEUE_SQL.pending),
+    delta: db.prepare(QUEUE_SQL.delta),
+    durations: db.prepare(QUEUE_SQL.durations),
+  };
+}

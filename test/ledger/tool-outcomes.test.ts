@@ -1,0 +1,174 @@
+/**
+ * The ledger side of cline.tool.calls by outcome (src/ledger/tool-outcomes.ts): the running series
+ * equal the queue's final calls whatever the order of reads, results and quiet times; every delta
+ * window partition adds up to them; and every read of the queue is a seq range (never a scan of
+ * every tool row ever queued, which made each ingest transaction cost O(history)).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ToolCall } from "../../src/adapter/types.ts";
+import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
+import { QUEUE_SQL, type ToolOutcomeRow } from "../../src/ledger/tool-outcomes.ts";
+import { call, docSignals, event, observation, result } from "../helpers/events.ts";
+
+const T = 1_796_000_000_000;
+const QUIET = 60_000;
+let dir: string;
+let l: Ledger;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "tool-outcomes-ledger-"));
+  l = Ledger.open(dir, { now: () => T + 1 });
+});
+afterEach(() => {
+  l.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A tiny deterministic PRNG (mulberry32): the same sequence of reads on every run. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const key = (r: ToolOutcomeRow) => [r.sessionId, r.agent, r.toolName, r.usageKnown, r.outcome].join("|");
+function totals(rows: readonly ToolOutcomeRow[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) out[key(r)] = (out[key(r)] ?? 0) + r.calls;
+  return out;
+}
+
+describe("the outcome series and delta windows over the queue", () => {
+  it("series = queue, and any partition of the queue into windows sums to the series", () => {
+    const next = rng(7);
+    const sessions = ["s1", "s2", "s3"];
+    // Per session document: calls seen so far, and the results written so far.
+    const docs = new Map(
+      sessions.map((s) => [s, { calls: [] as ToolCall[], results: new Map<string, boolean | null>() }]),
+    );
+    let n = 0;
+    for (let step = 0; step < 120; step++) {
+      const s = sessions[Math.floor(next() * sessions.length)] as string;
+      const d = docs.get(s) as { calls: ToolCall[]; results: Map<string, boolean | null> };
+      const r = next();
+      if (r < 0.45 || d.calls.length === 0) {
+        const e = event(`m${n}`, {
+          sessionId: s,
+          dedupKey: `cline|${s}|lead|m${n}`,
+          timestampMs: T + n * 1000,
+        });
+        const known = next() < 0.8;
+        d.calls.push(
+          call(`c${n}`, known ? e.dedupKey : "", 1, {
+            callKey: `cline|${s}|lead|c${n}`,
+            sessionId: s,
+            toolName: ["run_commands", "read_files", "editor"][n % 3] as string,
+            timestampMs: T + n * 1000,
+            sourcePath: `/s/${s}.json`,
+          }),
+        );
+        n++;
+        // Usually its result right away, else later (or never).
+        if (next() < 0.6)
+          d.results.set(`cline|${s}|lead|c${n - 1}`, next() < 0.25 ? true : next() < 0.1 ? null : false);
+        const events = known ? [e] : [];
+        commit(s, d, events, n);
+      } else if (r < 0.8) {
+        // A later read: results for some open calls.
+        for (const c of d.calls)
+          if (!d.results.has(c.callKey) && next() < 0.5) d.results.set(c.callKey, next() < 0.3);
+        commit(s, d, [], n);
+      } else {
+        // Time passes: documents quiet for QUIET are over (their open calls: unknown).
+        l.signals?.finalizeQuiet(T + n * 1000 + QUIET * (next() < 0.5 ? 0.5 : 2), QUIET);
+      }
+    }
+    l.signals?.finalizeQuiet(T + n * 1000 + 10 * QUIET, QUIET);
+    const outcomes = l.signals?.toolOutcomes;
+    if (outcomes === undefined) throw new Error("a writer has signals");
+    const series = totals(outcomes.series());
+    // Ground truth from the queue and the calls themselves.
+    const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
+    const truth: Record<string, number> = {};
+    for (const row of db
+      .prepare(
+        `SELECT c.session_id AS sessionId, c.agent, c.tool_name AS toolName, c.first_known = 1 AS usageKnown,
+           q.outcome, COUNT(*) AS calls FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
+         WHERE q.kind = 'tool' GROUP BY 1, 2, 3, 4, 5`,
+      )
+      .all() as (Omit<ToolOutcomeRow, "usageKnown"> & { usageKnown: number })[])
+      truth[key({ ...row, usageKnown: row.usageKnown === 1 })] = row.calls;
+    const allCalls = (db.prepare("SELECT COUNT(*) AS n FROM tool_calls").get() as { n: number }).n;
+    db.close();
+    expect(series).toEqual(truth);
+    // Every call is final by now, exactly once, whatever order its result came in.
+    expect(Object.values(series).reduce((a, v) => a + v, 0)).toBe(allCalls);
+    expect(Object.keys(series).some((k) => k.endsWith("|failure"))).toBe(true);
+    expect(Object.keys(series).some((k) => k.endsWith("|unknown"))).toBe(true);
+    // Windows of any size partition the queue: their deltas sum to the series.
+    const max = outcomes.maxSeq();
+    for (const size of [1, 3, 17, 1000]) {
+      const sum: Record<string, number> = {};
+      let after = 0;
+      let windows = 0;
+      while (after < max) {
+        const upTo = outcomes.windowEnd(after, size);
+        expect(upTo).toBeGreaterThan(after);
+        const rows = outcomes.delta({ after, upTo });
+        expect(rows.reduce((a, r) => a + r.calls, 0)).toBeLessThanOrEqual(size);
+        for (const [k, v] of Object.entries(totals(rows))) sum[k] = (sum[k] ?? 0) + v;
+        after = upTo;
+        windows++;
+      }
+      expect(sum, `windows of ${size}`).toEqual(series);
+      expect(outcomes.pending(after)).toBe(false);
+      if (size === 1) expect(windows).toBeGreaterThanOrEqual(allCalls);
+    }
+
+    function commit(
+      s: string,
+      d: { calls: ToolCall[]; results: Map<string, boolean | null> },
+      events: ReturnType<typeof event>[],
+      at: number,
+    ) {
+      const results = d.calls
+        .filter((c) => d.results.has(c.callKey))
+        .map((c) => result(c, d.results.get(c.callKey) ?? null, 500));
+      const source = { adapterId: "cline", path: `/s/${s}.json`, origin: "walk" as const, hint: {} };
+      l.commit(
+        observation(
+          events,
+          d.calls,
+          at,
+          source,
+          docSignals(results, { sessionId: s, rootSessionId: s, lastTsMs: T + at * 1000 }),
+        ),
+      );
+    }
+  });
+
+  it("every statement over the queue reads a seq range, never every tool row", () => {
+    const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
+    try {
+      for (const [name, sql] of Object.entries(QUEUE_SQL)) {
+        const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((m) => [m[1], 0]));
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
+          (r) => r.detail,
+        );
+        const queue = plan.filter((p) => /\bsignal_queue\b|\bq\b/.test(p));
+        expect(queue.length, `${name}: ${plan.join(" | ")}`).toBeGreaterThan(0);
+        for (const p of queue) expect(p, name).toMatch(/USING INTEGER PRIMARY KEY \(rowid>\?/);
+      }
+    } finally {
+      db.close();
+    }
+  });
+});
