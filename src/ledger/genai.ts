@@ -113,6 +113,15 @@ export class WindowHistograms {
   }
 }
 
+/** The dims a request's histograms share (token type aside). */
+function chatDims(r: {
+  readonly sessionId: string;
+  readonly model: string;
+  readonly provider: string;
+}): Omit<GenaiDims, "tokenType"> {
+  return { sessionId: r.sessionId, model: r.model, provider: r.provider, toolName: "", outcome: "" };
+}
+
 interface ChatWindowRow {
   sessionId: string;
   model: string;
@@ -219,13 +228,7 @@ export class GenaiSeries {
     const k = `${r.sessionId}\u0000${r.model}\u0000${r.provider}`;
     let c = this.pendingChat.get(k);
     if (c === undefined) {
-      const dims = {
-        sessionId: r.sessionId,
-        model: r.model,
-        provider: r.provider,
-        toolName: "",
-        outcome: "",
-      };
+      const dims = chatDims(r);
       c = {
         input: newSeries("token_usage", { ...dims, tokenType: "input" }, inputAll, tsMs),
         output: newSeries("token_usage", { ...dims, tokenType: "output" }, output, tsMs),
@@ -321,13 +324,7 @@ export class GenaiSeries {
     const w = new WindowHistograms();
     const add = w.add.bind(w);
     for (const r of this.reads().chatWindow.iterate({ after, upTo }) as IterableIterator<ChatWindowRow>) {
-      const dims = {
-        sessionId: r.sessionId,
-        model: r.model,
-        provider: r.provider,
-        toolName: "",
-        outcome: "",
-      };
+      const dims = chatDims(r);
       add("token_usage", { ...dims, tokenType: "input" }, r.inputAll, r);
       add("token_usage", { ...dims, tokenType: "output" }, r.output, r);
       const d = durationMs(r.startMs, r.tsMs);

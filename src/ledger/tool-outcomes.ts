@@ -19,19 +19,14 @@ import type Database from "better-sqlite3";
 import { durationMs, type ToolOutcome } from "../adapter/timing.ts";
 import { type GenaiSeriesRow, WindowHistograms } from "./genai.ts";
 import { MIGRATIONS } from "./schema.ts";
-import type { IdWindow, LiveFilter, SeriesPage } from "./series.ts";
+import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "./series.ts";
 
 /** The schema version from which the ledger has the outcome series. */
 export const TOOL_OUTCOMES_VERSION = MIGRATIONS.findIndex((m) => m.includes("tool_outcome_series")) + 1;
 
 /** One `cline.tool.calls` series: final calls by tool, usage knowledge and outcome. */
-export interface ToolOutcomeRow {
-  readonly sessionId: string;
-  readonly agent: string;
-  readonly project: string;
-  readonly model: string;
-  readonly provider: string;
-  readonly toolName: string;
+export interface ToolOutcomeRow
+  extends Pick<ToolSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "toolName"> {
   /** Whether the paying response's usage was known when the call was first read. */
   readonly usageKnown: boolean;
   readonly outcome: ToolOutcome;

@@ -4,11 +4,13 @@
  * window partition adds up to them; and every read of the queue is a seq range (never a scan of
  * every tool row ever queued, which made each ingest transaction cost O(history)).
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { prng as rng } from "../../bench/lib/messages-doc.ts";
 import type { ToolCall } from "../../src/adapter/types.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { QUEUE_SQL, type ToolOutcomeRow } from "../../src/ledger/tool-outcomes.ts";
@@ -26,18 +28,6 @@ afterEach(() => {
   l.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** A tiny deterministic PRNG (mulberry32): the same sequence of reads on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const key = (r: ToolOutcomeRow) => [r.sessionId, r.agent, r.toolName, r.usageKnown, r.outcome].join("|");
 function totals(rows: readonly ToolOutcomeRow[]): Record<string, number> {
