@@ -12,7 +12,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
-# Compile TypeScript to dist/, then drop devDependencies (tsc, tsx, vitest, biome).
+# Bundle src/ into dist/ (tools/build.js: rolldown, per-command chunks), then drop devDependencies
+# (rolldown, tsc, tsx, vitest, biome): the runtime stage needs only the bundle and the production
+# dependencies it leaves external (the SDK, gRPC, better-sqlite3).
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 

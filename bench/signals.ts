@@ -5,8 +5,8 @@
  * processes: the cold collection pass with the signal tables (`on`) and without (`off`: the same
  * observations with their `signals` stripped), the first export of the whole history as events
  * and spans to a local receiver that counts bytes (`export`), and an idle send round (`idle`).
- * Prints each child's wall time and peak RSS; compare `on` to `off` in the same run (the ratio is
- * what docs/events.md reports).
+ * Prints each child's wall time, CPU time (the pass's) and peak RSS; compare `on` to `off` in the
+ * same run (the ratio is what docs/events.md reports; prefer CPU time on a loaded machine).
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -76,9 +76,15 @@ const adapter: Adapter =
     : base;
 const ledger = Ledger.open(state);
 const t0 = performance.now();
+const c0 = process.cpuUsage();
 if (mode === "on" || mode === "off") {
   const r = await runPass(adapter, ledger);
-  console.log(JSON.stringify({ mode, ms: Math.round(performance.now() - t0), read: r.read ?? undefined }));
+  // CPU time beside wall time: on a shared machine the wall-time ratio moves with the load.
+  const c = process.cpuUsage(c0);
+  const cpuMs = Math.round((c.user + c.system) / 1000);
+  console.log(
+    JSON.stringify({ mode, ms: Math.round(performance.now() - t0), cpuMs, read: r.read ?? undefined }),
+  );
 } else {
   const rx = await countingReceiver();
   const cfg = resolveSignalsConfig(
@@ -90,7 +96,7 @@ if (mode === "on" || mode === "off") {
     { fileHeaders: {}, fileVia: "", cwd: "/tmp" },
     false,
   );
-  const p = SignalPipeline.create(cfg, ledger, {
+  const p = await SignalPipeline.create(cfg, ledger, {
     logger: createLogger("warn"),
     priceOf: buildPriceLookup(undefined),
     project: "path",

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Installed package: check the Node version first, then run the compiled CLI (built by `npm run build`).
+// Installed package: check the Node version first, then run the bundled CLI (built by `npm run build`).
 import { readFileSync } from "node:fs";
 import module from "node:module";
 import { nodeVersionProblem } from "./check-node.js";
@@ -20,4 +20,7 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
 // V8's code cache for our modules and dependencies (in the OS temp dir, keyed by Node version and
 // file contents): start-up then skips compiling them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 module.enableCompileCache?.();
+// Stack traces name src/*.ts (mapped lazily, only when one is shown: see source-maps.js).
+(await import("./source-maps.js")).installSourceMappedStacks(new URL("../dist/", import.meta.url).href);
+// The bundle (`npm run build`, tools/build.js): the entry, and a chunk per command loaded on demand.
 await import("../dist/cli/main.js");

@@ -4,7 +4,8 @@
  * that reads and JSON.parses every document, measured interleaved in the same run:
  *   - cold `report` (fresh ledger) on 10,000 small sessions, and on 240 large documents;
  *   - idle `report` (nothing new);
- *   - `run --once`, first export of the 10,000 sessions to a local OTLP receiver: peak RSS;
+ *   - `run --once`, first export of the 10,000 sessions to a local OTLP receiver: peak RSS, metrics
+ *     only and with all three signals (metrics, logs, traces: issue 13's memory bound);
  *   - `run --once` again when every series is past its TTL and delivered, vs an idle `report`;
  *   - the `run` daemon, exporter off, idle: passes (walks of the tree) and CPU per minute.
  * Peak RSS and CPU come from bench/lib/rss-probe.mjs, loaded into each measured process.
@@ -75,6 +76,13 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+interface FirstExport {
+  readonly ms: number;
+  readonly rssMB: number;
+  readonly bytes: number;
+  readonly requests: number;
+}
+
 export interface CliMeasurement {
   readonly small: { readonly sessions: number; readonly documents: number; readonly bytes: number };
   readonly large: { readonly documents: number; readonly bytes: number };
@@ -86,12 +94,9 @@ export interface CliMeasurement {
   readonly coldLarge: number[];
   readonly coldLargeRssMB: number;
   readonly coldSmallRssMB: number;
-  readonly firstExport: {
-    readonly ms: number;
-    readonly rssMB: number;
-    readonly bytes: number;
-    readonly requests: number;
-  };
+  readonly firstExport: FirstExport;
+  /** The same with OTEL_LOGS_EXPORTER and OTEL_TRACES_EXPORTER = otlp (fresh ledger). */
+  readonly firstExportAll: FirstExport;
   readonly expiredOnce: number[];
   readonly idleReportForOnce: number[];
   readonly expiredBytes: number;
@@ -221,6 +226,17 @@ export async function measureCli(tmp: string, sizes: Sizes): Promise<CliMeasurem
       },
       { reps: sizes.cliReps + 2, warmup: 1 },
     );
+    // All three signals on, from a fresh ledger: the whole history as metrics, records and spans.
+    const allState = fresh();
+    const allEnv = { ...otlpEnv, OTEL_LOGS_EXPORTER: "otlp", OTEL_TRACES_EXPORTER: "otlp" };
+    rx.take();
+    const all = await runNode(
+      [BIN, "run", "--once", "--cline-dir", small.tree.clineDir, "--state-dir", allState],
+      allEnv,
+      probe,
+    );
+    const allRx = rx.take();
+    rmSync(allState, { recursive: true, force: true });
     const daemon = await measureDaemon(small.tree.clineDir, fresh(), sizes.daemonSeconds);
     return {
       small: { sessions: small.rootIds.length, documents: small.docs.length, bytes: small.bytes },
@@ -234,6 +250,7 @@ export async function measureCli(tmp: string, sizes: Sizes): Promise<CliMeasurem
       idleReport: idle.idleReport,
       naiveIdle: idle.naiveIdle,
       firstExport: { ms: first.ms, rssMB: first.probe.maxRssKB / 1024, ...firstRx },
+      firstExportAll: { ms: all.ms, rssMB: all.probe.maxRssKB / 1024, ...allRx },
       expiredOnce: expired.expiredOnce,
       idleReportForOnce: expired.idleReportForOnce,
       expiredBytes,
@@ -291,6 +308,14 @@ export async function cliCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
       baseline: `${ms(m.firstExport.ms)}, ${fmt(m.firstExport.bytes / MiB, 1)} MiB in ${m.firstExport.requests} requests`,
       target: "<= 200 MB",
       ok: m.firstExport.rssMB <= 200,
+    },
+    {
+      case: "cli",
+      measure: `run --once, first export of ${m.small.sessions} sessions, metrics + logs + traces: peak RSS`,
+      value: `${fmt(m.firstExportAll.rssMB, 0)} MB`,
+      baseline: `${ms(m.firstExportAll.ms)}, ${fmt(m.firstExportAll.bytes / MiB, 1)} MiB in ${m.firstExportAll.requests} requests`,
+      target: "<= 200 MB",
+      ok: m.firstExportAll.rssMB <= 200,
     },
     ratioRow(
       "run --once, every series past TTL and delivered",

@@ -3,7 +3,7 @@
  * device, kept as its checkpoint. The one place that turns a stat into a checkpoint and decides
  * whether a file changed, for every surface of every adapter.
  */
-import { statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import { type FileStat, toFileStat } from "../scan/scanner.ts";
 import type { Observation, Source, SourceCheckpoint } from "./types.ts";
 
@@ -25,28 +25,98 @@ export function unchangedSince(cp: SourceCheckpoint | undefined, s: FileStat): b
   return cp !== undefined && cp.size === s.size && cp.mtimeNs === s.mtimeNs.toString() && cp.ino === s.ino;
 }
 
+const NS_PER_S = 1_000_000_000n;
+
+/**
+ * A checkpoint's nanosecond mtime as a plain (non-bigint) stat reports it: `mtimeMs`, computed as
+ * Node computes it from the kernel's seconds and nanoseconds (`sec * 1e3 + nsec / 1e6`, the same
+ * operations in the same order, so an unchanged file compares equal bit for bit;
+ * test/adapter/fingerprint.test.ts checks it against this Node). Should a Node ever round
+ * differently, every file would look changed and be read again: slower, never wrong.
+ */
+export function mtimeMsOfNs(mtimeNs: string): number {
+  const cut = mtimeNs.length - 9;
+  if (cut > 0 && cut <= 12 && mtimeNs.charCodeAt(0) !== 45 /* "-" */) {
+    // Digits read in place (no substrings: this runs once per document per pass); both parts
+    // are integers far below 2^53, so exact. A non-digit gives NaN: "changed", read again.
+    let sec = 0;
+    let nsec = 0;
+    for (let i = 0; i < mtimeNs.length; i++) {
+      const d = mtimeNs.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return Number.NaN;
+      if (i < cut) sec = sec * 10 + d;
+      else nsec = nsec * 10 + d;
+    }
+    return sec * 1e3 + nsec / 1e6;
+  }
+  // Before 2001-09-09 or before 1970: the kernel's seconds are floored, its nanoseconds >= 0.
+  if (!/^-?\d+$/.test(mtimeNs)) return Number.NaN;
+  const ns = BigInt(mtimeNs);
+  let sec = ns / NS_PER_S;
+  if (ns < 0n && sec * NS_PER_S !== ns) sec -= 1n;
+  return Number(sec) * 1e3 + Number(ns - sec * NS_PER_S) / 1e6;
+}
+
+/**
+ * The gate on a plain stat (half the work of a bigint one, and no BigInt per file): the size and
+ * inode as in `unchangedSince`, the mtime to the resolution of a double's milliseconds (2^-12 ms,
+ * 0.24 µs, until 2039; 0.49 µs after). What that can miss and the nanosecond gate would see: a
+ * rewrite of the same size whose mtime is less than 0.5 µs from the checkpoint's, and no such
+ * rewrite is seen after a read: the checkpoint is the stat before a whole read, and the read ends
+ * with a second stat that matched it, so a later write is stamped later by at least the read's
+ * own duration (well over a microsecond) on a fine-grained clock, or, on the usual coarse clock
+ * (a kernel tick), either in the same tick (the same nanoseconds: no gate sees it; see
+ * docs/design.md, known limits) or at least a tick (>= 1 ms) later.
+ */
+export function unchangedSinceStat(cp: SourceCheckpoint | undefined, s: Stats): boolean {
+  return cp !== undefined && cp.size === s.size && cp.ino === s.ino && mtimeMsOfNs(cp.mtimeNs) === s.mtimeMs;
+}
+
+/**
+ * Whether the file is certainly unchanged since `cp`, by a stat now (Adapter.unchangedNow): false
+ * when it changed, vanished or cannot be stat-ed, which collectIfChanged then reports.
+ */
+export function unchangedNow(path: string, cp: SourceCheckpoint): boolean {
+  let s: Stats | undefined;
+  try {
+    s = statSync(path, { throwIfNoEntry: false });
+  } catch (e) {
+    // Not skipped: "unsure" sends the source to collectIfChanged, which reports the failure.
+    if ((e as NodeJS.ErrnoException).code === undefined) throw e;
+    return false;
+  }
+  return s !== undefined && unchangedSinceStat(cp, s);
+}
+
 /**
  * The incremental read of one source, for every surface: an unchanged file is not opened; one
- * that vanished or cannot be stat-ed fails (retried next pass); any other is `read` in full.
+ * that vanished or cannot be stat-ed fails (retried next pass); any other is `read` in full (the
+ * read takes its own nanosecond stats, from which the next checkpoint comes).
  */
 export async function collectIfChanged(
   source: Source,
   checkpoint: SourceCheckpoint | undefined,
   read: (source: Source) => Promise<Observation>,
 ): Promise<Observation> {
-  let s: FileStat;
+  let s: Stats | undefined;
   try {
-    s = statFile(source.path);
+    s = statSync(source.path, { throwIfNoEntry: false });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const problem = {
-      path: source.path,
-      code: code === "ENOENT" ? "vanished" : "unreadable",
-      detail: `stat failed: ${code}`,
+    return {
+      status: "failed",
+      source,
+      problem: { path: source.path, code: "unreadable", detail: `stat failed: ${code}` },
     };
-    return { status: "failed", source, problem };
   }
-  if (checkpoint !== undefined && unchangedSince(checkpoint, s)) {
+  if (s === undefined) {
+    return {
+      status: "failed",
+      source,
+      problem: { path: source.path, code: "vanished", detail: "stat failed: ENOENT" },
+    };
+  }
+  if (checkpoint !== undefined && unchangedSinceStat(checkpoint, s)) {
     return { status: "unchanged", source, checkpoint };
   }
   return read(source);

@@ -49,8 +49,31 @@ export function dirMark(s: Stats): string {
 export function listingHolds(stored: StoredListing | undefined, s: Stats): stored is StoredListing {
   return (
     stored !== undefined &&
-    stored.mark === dirMark(s) &&
-    stored.takenMs - Math.max(s.mtimeMs, s.ctimeMs) >= LISTING_CONFIRM_MS
+    stored.takenMs - Math.max(s.mtimeMs, s.ctimeMs) >= LISTING_CONFIRM_MS &&
+    sameMark(stored.mark, s)
+  );
+}
+
+/**
+ * `mark === dirMark(s)`, without formatting four numbers per directory (the walk asks it of every
+ * session folder): a number's shortest decimal form parses back to exactly that number, so the
+ * stored fields compare equal as numbers exactly when the strings would.
+ */
+export function sameMark(mark: string, s: Stats): boolean {
+  const a = mark.indexOf(":");
+  const b = mark.indexOf(":", a + 1);
+  const c = mark.indexOf(":", b + 1);
+  if (a < 0 || b < 0 || c < 0 || mark.indexOf(":", c + 1) >= 0) return false;
+  return (
+    Number(mark.slice(c + 1)) === s.ctimeMs &&
+    Number(mark.slice(b + 1, c)) === s.mtimeMs &&
+    Number(mark.slice(a + 1, b)) === s.ino &&
+    Number(mark.slice(0, a)) === s.dev &&
+    // Number("") is 0: an empty field is no mark.
+    a > 0 &&
+    b > a + 1 &&
+    c > b + 1 &&
+    c < mark.length - 1
   );
 }
 

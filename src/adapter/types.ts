@@ -301,4 +301,11 @@ export interface Adapter {
   discover(): Promise<DiscoverResult>;
   /** Skip the source when its fingerprint matches the checkpoint; otherwise read it in full. */
   collectIncremental(source: Source, checkpoint: SourceCheckpoint | undefined): Promise<Observation>;
+  /**
+   * Optional, synchronous and cheap: true only when the source is certainly unchanged since its
+   * checkpoint (what collectIncremental would answer `unchanged`), so the pass skips it without
+   * any promise; false means "ask collectIncremental" (changed, gone, or unsure). An idle pass
+   * over 13,000 documents spends ~20 ms on the async machinery it saves.
+   */
+  unchangedNow?(source: Source, checkpoint: SourceCheckpoint): boolean;
 }

@@ -58,4 +58,13 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * A reader that stops early (`cline-otel report | head`) closes the pipe: what it did not read is
+ * dropped and the command ends with its own exit code, as a Unix filter does, instead of an
+ * unhandled EPIPE stack. Anything else failing on stdout is still an error.
+ */
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE") throw e;
+  process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+});
 process.exitCode = await main(process.argv);

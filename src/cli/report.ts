@@ -66,23 +66,19 @@ export function reportCommand(): Command {
       }
     }
     // Loaded here, not at the top: `--version`, `--help` and `paths` need none of this.
-    const [
-      { createClineSurfaces },
-      { runPass },
-      { priceTableFor },
-      { Ledger, LedgerError },
-      captures,
-      report,
-    ] = await Promise.all([
-      import("../adapter/cline/captures/collect.ts"),
-      import("../collector/pass.ts"),
-      import("../cost/table.ts"),
-      import("../ledger/ledger.ts"),
-      import("../report/captures.ts"),
-      import("../report/report.ts"),
-    ]);
+    const [{ createClineSurfaces }, { runPass }, { Ledger, LedgerError }, captures, report] =
+      await Promise.all([
+        import("../adapter/cline/captures/collect.ts"),
+        import("../collector/pass.ts"),
+        import("../ledger/ledger.ts"),
+        import("../report/captures.ts"),
+        import("../report/report.ts"),
+      ]);
     const { printReport } = await import("./report-output.ts");
-    const prices = priceTableFor(config.prices);
+    // A price file is read (and a bad one refused, exit 2) before any work; Cline's own catalog
+    // only when a row of the report needs a price.
+    const loadPrices = async () => (await import("../cost/table.ts")).priceTableFor(config.prices);
+    const userPrices = config.prices !== undefined ? await loadPrices() : undefined;
     const missing = noClineDataMessage(config);
     if (missing !== undefined) process.stderr.write(`${missing}\n`);
     let ledger: Ledger;
@@ -115,13 +111,17 @@ export function reportCommand(): Command {
         else process.stdout.write(`${captures.renderCapturesTable(rows)}\n`);
         return;
       }
-      const built = report.buildReport(ledger, view.by, prices, {
+      const reportOpts = {
         fromMs: view.fromMs,
         toMs: view.toMs,
         zone: view.zone,
         sort: view.sort,
         top: view.top,
-      });
+      };
+      const built =
+        (userPrices === undefined
+          ? report.buildReportWithoutPrices(ledger, view.by, reportOpts)
+          : undefined) ?? report.buildReport(ledger, view.by, userPrices ?? (await loadPrices()), reportOpts);
       const out = printReport(view, built);
       process.stdout.write(out.text);
       // Exit 3 when over budget: usable from cron or a shell prompt.

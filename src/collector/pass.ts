@@ -64,8 +64,58 @@ export const READ_AHEAD = 2;
 export const COMMIT_BATCH_SOURCES = 64;
 export const COMMIT_BATCH_ROWS = 8192;
 
+/**
+ * A pass with at least this many sources that have no checkpoint yet is a backfill (a first
+ * run, a new ledger): it reads BACKFILL_READ_AHEAD sources ahead instead of READ_AHEAD, so the
+ * reads (in a worker thread where the adapter has one: src/adapter/cline/background-reader.ts)
+ * go on while a whole batch commits (the window is refilled from half: at least half a batch is
+ * read ahead). Ordinary passes keep READ_AHEAD and never start a worker.
+ */
+export const BACKFILL_MIN_SOURCES = 128;
+/**
+ * A backfill's batches: more sources per commit (rows still bounded by COMMIT_BATCH_ROWS), so
+ * the index pages every batch dirties are written to the WAL 4x less often. Measured on the
+ * 10,000-session backfill: 234 -> 188 MB written, main-thread CPU -5 % (docs/performance.md).
+ * A crash loses at most one batch, checkpoints included: its sources are read again.
+ */
+export const BACKFILL_BATCH_SOURCES = 256;
+export const BACKFILL_READ_AHEAD = BACKFILL_BATCH_SOURCES;
+
+/** Sources per commit: BACKFILL_BATCH_SOURCES in a backfill (`fresh` as in readAheadFor), else COMMIT_BATCH_SOURCES. */
+export function batchSourcesFor(fresh: number): number {
+  return fresh >= BACKFILL_MIN_SOURCES ? BACKFILL_BATCH_SOURCES : COMMIT_BATCH_SOURCES;
+}
+
+/**
+ * How many sources a pass reads ahead: `requested` when given, else BACKFILL_READ_AHEAD for a
+ * backfill (`fresh` sources without a checkpoint), else READ_AHEAD. At least 1.
+ */
+export function readAheadFor(fresh: number, requested?: number): number {
+  if (requested !== undefined) return Math.max(1, requested);
+  return fresh >= BACKFILL_MIN_SOURCES ? BACKFILL_READ_AHEAD : READ_AHEAD;
+}
+
+/**
+ * How many sources the pass may have read or being read ahead of the one it commits next:
+ * `window`, but no more than a batch's worth of rows (COMMIT_BATCH_ROWS) at the largest source
+ * read so far (`maxSourceRows`, undefined before the first), and at least READ_AHEAD. So a
+ * backfill of small sessions reads ~130 ahead, one of 1 MB documents a dozen, and a pass holds
+ * one batch being built (COMMIT_BATCH_ROWS) plus about as many rows read ahead. Only sources larger than all
+ * before them can exceed it, by what was already in flight when the first of them was read.
+ */
+export function readAheadLimit(window: number, maxSourceRows: number | undefined): number {
+  if (maxSourceRows === undefined) return Math.min(window, READ_AHEAD);
+  const byRows = Math.floor(COMMIT_BATCH_ROWS / Math.max(1, maxSourceRows));
+  return Math.min(window, Math.max(READ_AHEAD, byRows));
+}
+
+/** The rows a read observation adds to a batch (its checkpoint counts as one). */
+function rowsOf(obs: Observation): number {
+  return obs.status === "read" ? obs.events.length + obs.toolCalls.length + 1 : 0;
+}
+
 export interface PassOptions {
-  /** How many sources are collected ahead of the commit (default READ_AHEAD; 1 = none). */
+  /** How many sources are collected ahead of the commit (default: readAheadFor; 1 = none). */
   readonly readAhead?: number;
   readonly onProgress?: (done: number, total: number) => void;
   /** Checked between sources so a shutdown finishes the source at hand, not the pass. */
@@ -94,20 +144,32 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   let done = 0;
   // Read ahead: the next few documents are read and scanned while the current one commits,
   // so the disk and the CPU overlap. Commits stay in source order, in batches of sources.
-  const window = Math.max(1, opts.readAhead ?? READ_AHEAD);
-  const pending = new Map<number, Promise<Observation>>();
+  // "unchanged": the adapter answered synchronously (Adapter.unchangedNow), nothing to await.
+  const pending = new Map<number, Promise<Observation> | "unchanged">();
   // A source's checkpoint only changes by its own commit, which comes after its collection.
   const checkpoints = ledger.allCheckpoints();
+  let fresh = 0;
+  for (const s of sources) if (!checkpoints.has(s.path)) fresh++;
+  const window = readAheadFor(fresh, opts.readAhead);
+  const batchSources = batchSourcesFor(fresh);
   let launched = 0;
+  // The largest source read so far, in rows: what bounds the read-ahead (readAheadLimit).
+  let maxSourceRows: number | undefined;
   const collect = (source: Source): Promise<Observation> =>
-    adapter.collectIncremental(source, checkpoints.get(source.path)).catch(
-      (e: unknown): Observation => ({
-        // An adapter bug must not take the other sources down with it.
-        status: "failed",
-        source,
-        problem: { path: source.path, code: "internal", detail: String(e) },
-      }),
-    );
+    adapter
+      .collectIncremental(source, checkpoints.get(source.path))
+      .catch(
+        (e: unknown): Observation => ({
+          // An adapter bug must not take the other sources down with it.
+          status: "failed",
+          source,
+          problem: { path: source.path, code: "internal", detail: String(e) },
+        }),
+      )
+      .then((obs) => {
+        maxSourceRows = Math.max(maxSourceRows ?? 0, rowsOf(obs));
+        return obs;
+      });
   let batch: { readonly obs: Extract<Observation, { status: "read" }>; readonly capture: boolean }[] = [];
   let batchRows = 0;
   const flush = (): void => {
@@ -129,22 +191,32 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   };
   for (const [i, source] of sources.entries()) {
     if (opts.shouldStop?.()) break;
-    while (launched < sources.length && launched < i + window) {
-      pending.set(launched, collect(sources[launched] as Source));
+    // The source at hand and those after it up to the limit, in bursts (refilled from half the
+    // limit) so an adapter may hand them on together.
+    const limit = readAheadLimit(window, maxSourceRows);
+    const refill = launched - i <= Math.floor(limit / 2);
+    while (refill && launched < sources.length && launched < i + limit) {
+      const next = sources[launched] as Source;
+      const cp = checkpoints.get(next.path);
+      pending.set(
+        launched,
+        cp !== undefined && adapter.unchangedNow?.(next, cp) ? "unchanged" : collect(next),
+      );
       launched++;
     }
     const capture = isCaptureSource(source);
     if (capture) captureFiles++;
-    const obs = await (pending.get(i) as Promise<Observation>);
+    const next = pending.get(i) as Promise<Observation> | "unchanged";
     pending.delete(i);
-    if (obs.status === "unchanged") unchanged++;
+    const obs = next === "unchanged" ? undefined : await next;
+    if (obs === undefined || obs.status === "unchanged") unchanged++;
     else if (obs.status === "failed") {
       problems.push(obs.problem);
       failedPaths.push(source.path);
     } else {
       batch.push({ obs, capture });
       batchRows += obs.events.length + obs.toolCalls.length + 1;
-      if (batch.length >= COMMIT_BATCH_SOURCES || batchRows >= COMMIT_BATCH_ROWS) flush();
+      if (batch.length >= batchSources || batchRows >= COMMIT_BATCH_ROWS) flush();
     }
     done++;
     opts.onProgress?.(done, sources.length);

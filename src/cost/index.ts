@@ -1,4 +1,4 @@
-export { CLINE_LLMS_CATALOG } from "./catalog/cline-llms-0.0.86.generated.ts";
+export { clineLlmsCatalog } from "./catalog/cline-llms-0.0.86.generated.ts";
 export { type CostInput, costOfEvent, type EventCost } from "./policy.ts";
 export {
   formatIssue,

@@ -3,29 +3,28 @@
  * passed explicitly (URL, headers or metadata, timeout, compression, TLS), so the SDK's own
  * reading of OTEL_EXPORTER_OTLP_* can only ever add a header we resolved from the same
  * variables, never change one (it gives explicit options precedence, key by key).
+ * Only the chosen protocol's exporter is loaded (each is its own package, gRPC with @grpc/grpc-js:
+ * ~30-60 ms of start-up for the ones a run does not use).
  */
-import { type ChannelCredentials, credentials, Metadata } from "@grpc/grpc-js";
-import { OTLPMetricExporter as OtlpGrpcExporter } from "@opentelemetry/exporter-metrics-otlp-grpc";
-import {
-  AggregationTemporalityPreference,
-  OTLPMetricExporter as OtlpJsonExporter,
-} from "@opentelemetry/exporter-metrics-otlp-http";
-import { OTLPMetricExporter as OtlpProtoExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import type { ChannelCredentials, Metadata } from "@grpc/grpc-js";
 import { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { OtlpSettings } from "../config/otlp.ts";
 
+type Grpc = typeof import("@grpc/grpc-js");
+
 /** gRPC channel credentials: plaintext, or TLS with the configured CA and client pair. */
-export function grpcCredentials(s: OtlpSettings): ChannelCredentials {
+function grpcCredentials(grpc: Grpc, s: OtlpSettings): ChannelCredentials {
+  const { credentials } = grpc;
   if (s.tls === undefined) return credentials.createInsecure();
   const pem = (f: { pem: string } | undefined) => (f === undefined ? null : Buffer.from(f.pem));
   return credentials.createSsl(pem(s.tls.ca), pem(s.tls.clientKey), pem(s.tls.clientCertificate));
 }
 
 /** The headers as gRPC metadata (keys were validated and lowercased by the config). */
-export function grpcMetadata(s: OtlpSettings): Metadata {
-  const m = new Metadata();
+function grpcMetadata(grpc: Grpc, s: OtlpSettings): Metadata {
+  const m = new grpc.Metadata();
   for (const [k, v] of Object.entries(s.headers)) m.set(k, v);
   return m;
 }
@@ -54,11 +53,12 @@ function compression(s: OtlpSettings): CompressionAlgorithm {
 }
 
 /** Options of the SDK's gRPC exporters, for any signal (logs and spans: src/export/signals/otlp.ts). */
-export function grpcExporterOptions(s: OtlpSettings) {
+export async function grpcExporterOptions(s: OtlpSettings) {
+  const grpc = await import("@grpc/grpc-js");
   return {
     url: s.endpoint,
-    metadata: grpcMetadata(s),
-    credentials: grpcCredentials(s),
+    metadata: grpcMetadata(grpc, s),
+    credentials: grpcCredentials(grpc, s),
     compression: compression(s),
     timeoutMillis: s.timeoutMs,
   };
@@ -80,14 +80,23 @@ function assertSignal(s: OtlpSettings, signal: OtlpSettings["signal"]): void {
   if (s.signal !== signal) throw new Error(`OTLP settings for ${s.signal} used for a ${signal} exporter`);
 }
 
-export function createOtlpMetricExporter(s: OtlpSettings, temporality: Temporality): PushMetricExporter {
+export async function createOtlpMetricExporter(
+  s: OtlpSettings,
+  temporality: Temporality,
+): Promise<PushMetricExporter> {
   assertSignal(s, "metrics");
+  // The preference enum lives in the HTTP package, which the proto and gRPC exporters build on.
+  const http = await import("@opentelemetry/exporter-metrics-otlp-http");
   const temporalityPreference =
     temporality === "delta"
-      ? AggregationTemporalityPreference.DELTA
-      : AggregationTemporalityPreference.CUMULATIVE;
-  if (s.protocol === "grpc")
-    return new OtlpGrpcExporter({ ...grpcExporterOptions(s), temporalityPreference });
+      ? http.AggregationTemporalityPreference.DELTA
+      : http.AggregationTemporalityPreference.CUMULATIVE;
+  if (s.protocol === "grpc") {
+    const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-grpc");
+    return new OTLPMetricExporter({ ...(await grpcExporterOptions(s)), temporalityPreference });
+  }
   const options = { ...httpExporterOptions(s), temporalityPreference };
-  return s.protocol === "http/json" ? new OtlpJsonExporter(options) : new OtlpProtoExporter(options);
+  if (s.protocol === "http/json") return new http.OTLPMetricExporter(options);
+  const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-proto");
+  return new OTLPMetricExporter(options);
 }

@@ -110,9 +110,10 @@ export class CumulativePages {
       const g = this.ledger.signals?.genai;
       if (g === undefined) c.phase = "done";
       else {
-        const { rows, lastId } = g.seriesLivePage(o.filter, { afterId: c.afterId, limit: room });
+        // Whole ledger rows (a request row is up to three series): `done` once none is left.
+        const { rows, lastId, done } = g.seriesLivePage(o.filter, { afterId: c.afterId, limit: room });
         c.afterId = lastId;
-        if (rows.length < room) c.phase = "done";
+        if (done) c.phase = "done";
         genai = translateGenai(rows, o.translate);
       }
     }

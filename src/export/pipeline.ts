@@ -4,7 +4,7 @@
  * destination), plus cline-otel's own health counters on real SDK instruments.
  */
 import type { Counter } from "@opentelemetry/api";
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type { Resource } from "@opentelemetry/resources";
 import {
   AggregationTemporality,
@@ -34,7 +34,7 @@ export interface PipelineOptions {
   readonly hostName?: string;
   readonly now?: () => number;
   /** Replaces the SDK's OTLP exporter (tests). */
-  readonly otlpExporter?: (cfg: ExportConfig) => PushMetricExporter;
+  readonly otlpExporter?: (cfg: ExportConfig) => PushMetricExporter | Promise<PushMetricExporter>;
 }
 
 /**
@@ -53,7 +53,7 @@ export function displayEndpoint(endpoint: string, protocol: OtlpProtocol = "http
   return protocol === "grpc" ? `${u.protocol}//${u.host}` : `${u.protocol}//${u.host}${u.pathname}`;
 }
 
-export function createOtlpExporter(cfg: ExportConfig): PushMetricExporter {
+export function createOtlpExporter(cfg: ExportConfig): Promise<PushMetricExporter> {
   return createOtlpMetricExporter(cfg.otlp, cfg.temporality);
 }
 
@@ -125,7 +125,7 @@ export class ExportPipeline {
   static async start(cfg: ExportConfig, ledger: Ledger, opts: PipelineOptions): Promise<ExportPipeline> {
     const resource = buildResource(cfg, ledger.instanceId, opts.serviceVersion, opts.hostName);
     // Events and traces: nothing at all unless OTEL_LOGS_EXPORTER / OTEL_TRACES_EXPORTER ask for them.
-    const signals = SignalPipeline.create(cfg.signals, ledger, {
+    const signals = await SignalPipeline.create(cfg.signals, ledger, {
       logger: opts.logger,
       priceOf: opts.priceOf,
       project: cfg.project,
@@ -188,7 +188,7 @@ export class ExportPipeline {
           name,
           target,
           otlpExporterKey(cfg.otlp.endpoint, cfg.otlp.protocol),
-          (opts.otlpExporter ?? createOtlpExporter)(cfg),
+          await (opts.otlpExporter ?? createOtlpExporter)(cfg),
         );
       } else if (name === "console") {
         const temporality =
@@ -202,6 +202,8 @@ export class ExportPipeline {
       } else {
         // Prometheus pulls cumulative totals whatever the OTLP temporality.
         prometheusProducer = producer("prometheus", "cumulative", new DeliveryTracker(), false);
+        // Loaded only when Prometheus is configured (its package is not small).
+        const { PrometheusExporter } = await import("@opentelemetry/exporter-prometheus");
         prometheusReader = new PrometheusExporter({
           preventServerStart: true,
           metricProducers: [prometheusProducer],

@@ -25,7 +25,9 @@ export class Checkpoints {
     const cols = "path, size, mtime_ns, ino, dev";
     this.st = {
       get: db.prepare(`SELECT ${cols} FROM checkpoints WHERE path = @path`),
-      all: db.prepare(`SELECT ${cols} FROM checkpoints`),
+      // One per document (12,950 in an idle `report` of 10,000 sessions), read per pass: each row
+      // object is the checkpoint itself (columns named as its fields), no second object per row.
+      all: db.prepare("SELECT path, size, mtime_ns AS mtimeNs, ino, dev FROM checkpoints"),
       put: db.prepare(
         `INSERT INTO checkpoints (path, adapter, size, mtime_ns, ino, dev, updated_ms)
          VALUES (@path, @adapter, @size, @mtimeNs, @ino, @dev, @nowMs)
@@ -40,8 +42,8 @@ export class Checkpoints {
   /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
   all(): Map<string, SourceCheckpoint> {
     const out = new Map<string, SourceCheckpoint>();
-    for (const r of this.st.all.iterate() as IterableIterator<CheckpointRow>)
-      out.set(r.path, toCheckpoint(r));
+    // all(), not iterate(): one call into SQLite instead of one per row (see Listings.load).
+    for (const cp of this.st.all.all() as SourceCheckpoint[]) out.set(cp.path, cp);
     return out;
   }
 

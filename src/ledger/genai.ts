@@ -1,9 +1,11 @@
 /**
  * The GenAI histogram series (gen_ai.client.token.usage, gen_ai.client.operation.duration,
  * cline.tool.duration; src/export/genai/metrics.ts): running totals and bucket counts per series,
- * one `genai_histograms` row each (the counts are its columns b0..b17), written by Signals in the
- * same transaction as the rows they sum (one upsert per series and commit transaction), read by
- * the metric producer like the other series.
+ * written by Signals in the same transaction as the rows they sum, read by the metric producer like
+ * the other series. Stored as `genai_rows` (schema v13): a request's three series of one session,
+ * model and provider (input tokens, output tokens, operation duration) are ONE row, so a commit
+ * writes one upsert per (session, model, provider) instead of three; a tool duration series is a
+ * row of its own (its tool and outcome set). The counts are columns (b0..b17, o0..o14, d0..d14).
  */
 import type Database from "better-sqlite3";
 import { durationMs } from "../adapter/timing.ts";
@@ -14,7 +16,7 @@ export type GenaiMetric = "token_usage" | "operation_duration" | "tool_duration"
 /**
  * Explicit bucket boundaries (inclusive upper bounds). Token usage and operation duration are the
  * GenAI semantic conventions' own; tool durations add three longer bounds (commands run minutes).
- * Persisted as bucket indexes (column bK of genai_histograms counts bucket K): they change only
+ * Persisted as bucket indexes (column bK of genai_rows counts bucket K): they change only
  * with a migration that re-buckets.
  */
 export const GENAI_TOKEN_BOUNDARIES: readonly number[] = Object.freeze([
@@ -36,9 +38,10 @@ export const GENAI_BOUNDARIES: Readonly<Record<GenaiMetric, readonly number[]>> 
 });
 
 /**
- * Bucket count columns of genai_histograms (b0..b17): the longest boundary list + 1. A metric
- * uses its first boundaries + 1 of them; the others stay 0. Fixed by the schema: a longer list
- * needs a migration that adds columns.
+ * Bucket count columns of a genai_rows row's first histogram (b0..b17: a request's input tokens,
+ * or a tool's duration): the longest boundary list + 1. A metric uses its first boundaries + 1 of
+ * them; the others stay 0. A request's output tokens have o0..o14, its duration d0..d14. Fixed
+ * by the schema: a longer list needs a migration that adds columns.
  */
 export const GENAI_BUCKET_COLUMNS = 18;
 /** The bucket columns in order: `b0, b1, ...`. */
@@ -168,14 +171,38 @@ function add(p: PendingGenai, value: number, tsMs: number): void {
   p.counts[b] = (p.counts[b] as number) + 1;
 }
 
+/**
+ * One histogram's columns in a genai_rows row: `count, sum, min, max, first_ms, updated_ms,
+ * last_event_ms` behind a prefix, then its bucket columns. NULL count = no such series (yet).
+ */
+interface Histogram {
+  readonly prefix: string;
+  readonly buckets: readonly string[];
+}
+const bucketColumns = (p: string, n: number) => Array.from({ length: n }, (_, i) => `${p}${i}`);
+/** A request row's input tokens, or a tool row's duration. */
+const MAIN: Histogram = { prefix: "", buckets: BUCKETS };
+/** A request row's output tokens. */
+const OUT: Histogram = { prefix: "out_", buckets: bucketColumns("o", GENAI_TOKEN_BOUNDARIES.length + 1) };
+/** A request row's operation duration. */
+const DUR: Histogram = { prefix: "dur_", buckets: bucketColumns("d", GENAI_DURATION_BOUNDARIES.length + 1) };
+const TOTALS = ["count", "sum", "min", "max", "first_ms", "updated_ms", "last_event_ms"] as const;
+const histogramColumns = (h: Histogram, buckets = h.buckets.length): string[] => [
+  ...TOTALS.map((c) => `${h.prefix}${c}`),
+  ...h.buckets.slice(0, buckets),
+];
+
+/** Input tokens use the first token buckets of MAIN's columns (b0..b14). */
+const TOKEN_BUCKETS = GENAI_TOKEN_BOUNDARIES.length + 1;
+
 export class GenaiSeries {
-  /** The series upserts by row count, prepared on first use. */
-  private readonly upserts = new Map<number, Database.Statement>();
+  /** The series upserts by kind and row count, prepared on first use. */
+  private readonly upserts = new Map<string, Database.Statement>();
   private r: ReturnType<typeof prepareReads> | undefined;
   private liveGenai: Database.Statement | undefined;
   private pageGenai: Database.Statement | undefined;
   /**
-   * Observations of the commit in progress, each series once (written once per series by
+   * Observations of the commit in progress, each series once (written once per row by
    * `flush`): requests by session, model and provider; tool calls by their series.
    */
   private readonly pendingChat = new Map<string, PendingChat>();
@@ -183,12 +210,13 @@ export class GenaiSeries {
 
   constructor(private readonly db: Database.Database) {}
 
-  /** The upsert of `rows` series (1..UPSERT_ROWS), prepared on first use. */
-  private upsert(rows: number): Database.Statement {
-    let st = this.upserts.get(rows);
+  /** The upsert of `rows` request or tool rows (1..UPSERT_ROWS), prepared on first use. */
+  private upsert(kind: "request" | "tool", rows: number): Database.Statement {
+    const k = `${kind}${rows}`;
+    let st = this.upserts.get(k);
     if (st === undefined) {
-      st = prepareUpsert(this.db, rows);
-      this.upserts.set(rows, st);
+      st = prepareUpsert(this.db, kind, rows);
+      this.upserts.set(k, st);
     }
     return st;
   }
@@ -215,8 +243,8 @@ export class GenaiSeries {
 
   /**
    * One new request: its all-input and output token counts, and its duration in seconds when its
-   * start is known: its three series, found with one lookup (a backfill observes every request:
-   * this is the per-row path).
+   * start is known: its three series, one row (a backfill observes every request: this is the
+   * per-row path).
    */
   observeChat(
     r: { readonly sessionId: string; readonly model: string; readonly provider: string },
@@ -249,70 +277,84 @@ export class GenaiSeries {
     this.pendingChat.clear();
   }
 
-  /** The series observed in the commit in progress, each once. */
-  private *observed(): IterableIterator<PendingGenai> {
-    for (const c of this.pendingChat.values()) {
-      yield c.input;
-      yield c.output;
-      if (c.duration !== undefined) yield c.duration;
-    }
-    yield* this.pendingTools.values();
-  }
-
   /** Writes the observations of the commit in progress (call inside its transaction). */
   flush(nowMs: number): void {
     if (this.pendingChat.size === 0 && this.pendingTools.size === 0) return;
-    // Up to UPSERT_ROWS series per statement, bound by position in UPSERT_COLUMNS order.
-    const args: (string | number)[] = [];
+    // Up to UPSERT_ROWS rows per statement, bound by position (prepareUpsert's column order).
+    const args: (string | number | null)[] = [];
     let rows = 0;
-    for (const p of this.observed()) {
-      const d = p.dims;
-      args.push(d.sessionId, d.model, d.provider, d.tokenType, d.toolName, d.outcome, p.metric);
-      args.push(p.count, p.sum, p.min, p.max, nowMs, nowMs, p.tsMs, ...p.counts);
-      for (let i = p.counts.length; i < GENAI_BUCKET_COLUMNS; i++) args.push(0);
+    for (const c of this.pendingChat.values()) {
+      const d = c.input.dims;
+      args.push(d.sessionId, d.model, d.provider);
+      pushHistogram(args, c.input, nowMs, TOKEN_BUCKETS);
+      pushHistogram(args, c.output, nowMs, OUT.buckets.length);
+      pushHistogram(args, c.duration, nowMs, DUR.buckets.length);
       if (++rows === UPSERT_ROWS) {
-        this.upsert(rows).run(args);
+        this.upsert("request", rows).run(args);
         args.length = 0;
         rows = 0;
       }
     }
-    if (rows > 0) this.upsert(rows).run(args);
+    if (rows > 0) this.upsert("request", rows).run(args);
+    args.length = 0;
+    rows = 0;
+    for (const p of this.pendingTools.values()) {
+      const d = p.dims;
+      args.push(d.sessionId, d.model, d.provider, d.toolName, d.outcome);
+      pushHistogram(args, p, nowMs, GENAI_BUCKET_COLUMNS);
+      if (++rows === UPSERT_ROWS) {
+        this.upsert("tool", rows).run(args);
+        args.length = 0;
+        rows = 0;
+      }
+    }
+    if (rows > 0) this.upsert("tool", rows).run(args);
     this.discard();
   }
 
   /** Every GenAI histogram series with its buckets (cumulative export). */
   series(): GenaiSeriesRow[] {
-    return withCounts(this.reads().all.iterate());
+    return toSeries(this.reads().all.iterate(), undefined);
   }
 
   /**
    * The GenAI series the cumulative TTL keeps (newest event at or after `eventSinceMs`, or changed
    * at or after `updatedSinceMs`), filtered in SQL and read one row at a time: an export of an
-   * idle history reads nothing of it. For exports where each series is one row (session id on).
+   * idle history reads nothing of it. For exports where each series is one point (session id on).
    */
   seriesLive(f: { readonly eventSinceMs: number; readonly updatedSinceMs: number }): GenaiSeriesRow[] {
-    this.liveGenai ??= this.db.prepare(`${SELECT_SERIES} WHERE ${LIVE} ORDER BY id`);
-    return withCounts(this.liveGenai.iterate(liveParams(f)));
+    this.liveGenai ??= this.db.prepare(`${SELECT_ROWS} WHERE ${LIVE} ORDER BY id`);
+    const p = liveParams(f);
+    return toSeries(this.liveGenai.iterate(p), p);
   }
 
   /**
-   * One keyset page of seriesLive: the live series with id > `afterId`, at most `limit`, with
-   * their buckets, and the id of the last one (the next page's `afterId`; `afterId` when empty).
-   * One short synchronous query: no cursor stays open while the page is being sent.
+   * One keyset page of seriesLive: the live series of the rows with id > `afterId`, at most
+   * `limit` series, whole rows only (a request row holds up to three series), and the id of the
+   * last row taken (the next page's `afterId`; `afterId` when none); `done` once no live row is
+   * left after it. One short synchronous query: no cursor stays open while the page is sent.
    */
   seriesLivePage(
     f: { readonly eventSinceMs: number; readonly updatedSinceMs: number },
     page: { readonly afterId: number; readonly limit: number },
-  ): { readonly rows: GenaiSeriesRow[]; readonly lastId: number } {
+  ): { readonly rows: GenaiSeriesRow[]; readonly lastId: number; readonly done: boolean } {
     this.pageGenai ??= this.db.prepare(
-      `${SELECT_SERIES} WHERE id > @afterId AND ${LIVE} ORDER BY id LIMIT @limit`,
+      `${SELECT_ROWS} WHERE id > @afterId AND ${LIVE} ORDER BY id LIMIT @limit`,
     );
-    const got = this.pageGenai.all({
-      ...liveParams(f),
-      afterId: page.afterId,
-      limit: page.limit,
-    }) as SeriesDbRow[];
-    return { rows: withCounts(got), lastId: got.at(-1)?.id ?? page.afterId };
+    const p = liveParams(f);
+    // Each live row holds at least one live series: `limit` rows are enough to fill the page.
+    const got = this.pageGenai.all({ ...p, afterId: page.afterId, limit: page.limit }) as DbRow[];
+    const rows: GenaiSeriesRow[] = [];
+    let lastId = page.afterId;
+    let taken = 0;
+    for (const r of got) {
+      const series = expand(r, p);
+      if (rows.length + series.length > page.limit) break;
+      rows.push(...series);
+      lastId = r.id;
+      taken++;
+    }
+    return { rows, lastId, done: taken === got.length && got.length < page.limit };
   }
 
   /**
@@ -334,72 +376,98 @@ export class GenaiSeries {
   }
 }
 
-/** The series columns as GenaiSeriesRow names, and the bucket columns b0..b17. */
-const SELECT_SERIES = `SELECT id, metric, session_id AS sessionId, model, provider, token_type AS tokenType,
-    tool_name AS toolName, outcome, count, sum, min, max, first_ms AS firstMs, updated_ms AS updatedMs,
-    last_event_ms AS lastEventMs, ${BUCKETS.join(", ")}
-  FROM genai_histograms`;
-/** The cumulative TTL (seriesLive). */
-const LIVE = "(last_event_ms >= @eventSince OR updated_ms >= @updatedSince)";
+/** One histogram's values in upsert order (`histogramColumns`); absent: NULL totals, 0 buckets. */
+function pushHistogram(
+  args: (string | number | null)[],
+  p: PendingGenai | undefined,
+  nowMs: number,
+  buckets: number,
+): void {
+  if (p === undefined) {
+    args.push(null, null, null, null, null, null, null);
+    for (let i = 0; i < buckets; i++) args.push(0);
+    return;
+  }
+  args.push(p.count, p.sum, p.min, p.max, nowMs, nowMs, p.tsMs);
+  const c = p.counts;
+  for (let i = 0; i < buckets; i++) args.push(i < c.length ? (c[i] as number) : 0);
+}
 
-function liveParams(f: { readonly eventSinceMs: number; readonly updatedSinceMs: number }) {
+/** Every column of genai_rows (a request row's three histograms; a tool row uses the first). */
+const SELECT_ROWS = `SELECT id, session_id AS sessionId, model, provider, tool_name AS toolName, outcome,
+    ${[...histogramColumns(MAIN), ...histogramColumns(OUT), ...histogramColumns(DUR)].join(", ")}
+  FROM genai_rows`;
+/** The cumulative TTL (seriesLive): a row with at least one live series. */
+const LIVE = `(${[MAIN, OUT, DUR]
+  .map((h) => `${h.prefix}last_event_ms >= @eventSince OR ${h.prefix}updated_ms >= @updatedSince`)
+  .join(" OR ")})`;
+
+interface LiveParams {
+  readonly eventSince: number;
+  readonly updatedSince: number;
+}
+
+function liveParams(f: { readonly eventSinceMs: number; readonly updatedSinceMs: number }): LiveParams {
   const clamp = (ms: number): number => (Number.isFinite(ms) ? Math.trunc(ms) : Number.MIN_SAFE_INTEGER);
   return { eventSince: clamp(f.eventSinceMs), updatedSince: clamp(f.updatedSinceMs) };
 }
 
-type SeriesDbRow = Omit<GenaiSeriesRow, "counts"> & { id: number } & Record<string, number>;
+type DbRow = {
+  readonly id: number;
+  readonly sessionId: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly toolName: string;
+  readonly outcome: string;
+} & { readonly [column: string]: string | number | null };
 
-/**
- * Rows of SELECT_SERIES as GenaiSeriesRow: `counts` is the metric's first boundaries + 1 bucket
- * columns (buckets never hit read as 0).
- */
-function withCounts(rows: Iterable<unknown>): GenaiSeriesRow[] {
+/** A row's series in the order they were created before v13 (input, output, duration; or its tool). */
+function expand(r: DbRow, live: LiveParams | undefined): GenaiSeriesRow[] {
   const out: GenaiSeriesRow[] = [];
-  for (const r of rows as Iterable<SeriesDbRow>) {
-    const counts = new Array<number>(GENAI_BOUNDARIES[r.metric].length + 1);
-    for (let i = 0; i < counts.length; i++) counts[i] = r[BUCKETS[i] as string] as number;
+  const one = (h: Histogram, metric: GenaiMetric, tokenType: string, toolName: string, outcome: string) => {
+    const p = h.prefix;
+    const count = r[`${p}count`] as number | null;
+    if (count === null) return;
+    const updatedMs = r[`${p}updated_ms`] as number;
+    const lastEventMs = r[`${p}last_event_ms`] as number;
+    if (live !== undefined && lastEventMs < live.eventSince && updatedMs < live.updatedSince) return;
+    const counts = new Array<number>(GENAI_BOUNDARIES[metric].length + 1);
+    for (let i = 0; i < counts.length; i++) counts[i] = r[h.buckets[i] as string] as number;
     out.push({
-      metric: r.metric,
+      metric,
       sessionId: r.sessionId,
       model: r.model,
       provider: r.provider,
-      tokenType: r.tokenType,
-      toolName: r.toolName,
-      outcome: r.outcome,
-      count: r.count,
-      sum: r.sum,
-      min: r.min,
-      max: r.max,
+      tokenType,
+      toolName,
+      outcome,
+      count,
+      sum: r[`${p}sum`] as number,
+      min: r[`${p}min`] as number,
+      max: r[`${p}max`] as number,
       counts,
-      firstMs: r.firstMs,
-      updatedMs: r.updatedMs,
-      lastEventMs: r.lastEventMs,
+      firstMs: r[`${p}first_ms`] as number,
+      updatedMs,
+      lastEventMs,
     });
+  };
+  if (r.outcome !== "") one(MAIN, "tool_duration", "", r.toolName, r.outcome);
+  else {
+    one(MAIN, "token_usage", "input", "", "");
+    one(OUT, "token_usage", "output", "", "");
+    one(DUR, "operation_duration", "", "", "");
   }
   return out;
 }
 
-/** The values of one series upsert, in the order `flush` binds them. */
-const UPSERT_COLUMNS = [
-  "session_id",
-  "model",
-  "provider",
-  "token_type",
-  "tool_name",
-  "outcome",
-  "metric",
-  "count",
-  "sum",
-  "min",
-  "max",
-  "first_ms",
-  "updated_ms",
-  "last_event_ms",
-  ...BUCKETS,
-] as const;
+function toSeries(rows: Iterable<unknown>, live: LiveParams | undefined): GenaiSeriesRow[] {
+  const out: GenaiSeriesRow[] = [];
+  for (const r of rows as Iterable<DbRow>) out.push(...expand(r, live));
+  return out;
+}
 
 /**
- * Series per upsert statement. Its values are bound by position, not by name, and several series
+ * Rows per upsert statement. Its values are bound by position, not by name, and several rows
  * share one run: in better-sqlite3 each named parameter is a property lookup from native code
  * and each run a native call, which made the per-series upsert cost about 2x what SQLite spends
  * on it (docs/performance.md "GenAI buckets inline").
@@ -407,29 +475,68 @@ const UPSERT_COLUMNS = [
 const UPSERT_ROWS = 16;
 
 /**
- * The upsert of `rows` series, each once per commit transaction (`flush` aggregates, so no two
- * rows of one statement share a key): its totals, and its bucket counts bK = bK + excluded.bK
- * (a batch touches few buckets; the others add 0).
+ * How one histogram's columns merge on conflict. A histogram may be absent on either side (NULL
+ * totals: a request row before its first known duration, or a commit without one); its bucket
+ * columns always add (0 when absent).
  */
-function prepareUpsert(db: Database.Database, rows: number): Database.Statement {
-  const row = `(${UPSERT_COLUMNS.map(() => "?").join(", ")})`;
+function mergeHistogram(h: Histogram, buckets: number): string[] {
+  const c = (n: string) => `${h.prefix}${n}`;
+  const x = (n: string) => `excluded.${h.prefix}${n}`;
+  const both = (n: string, f: string) => `${f}(IFNULL(${c(n)}, ${x(n)}), IFNULL(${x(n)}, ${c(n)}))`;
+  const plus = (n: string) => `CASE WHEN ${x(n)} IS NULL THEN ${c(n)} ELSE IFNULL(${c(n)}, 0) + ${x(n)} END`;
+  return [
+    `${c("count")} = ${plus("count")}`,
+    `${c("sum")} = ${plus("sum")}`,
+    `${c("min")} = ${both("min", "min")}`,
+    `${c("max")} = ${both("max", "max")}`,
+    `${c("first_ms")} = IFNULL(${c("first_ms")}, ${x("first_ms")})`,
+    `${c("updated_ms")} = IFNULL(${x("updated_ms")}, ${c("updated_ms")})`,
+    `${c("last_event_ms")} = ${both("last_event_ms", "max")}`,
+    ...h.buckets.slice(0, buckets).map((b) => `${b} = ${b} + excluded.${b}`),
+  ];
+}
+
+/**
+ * The upsert of `rows` request rows (session, model, provider: input, output and duration) or
+ * tool rows (session, model, provider, tool, outcome: duration), each once per commit
+ * transaction (`flush` aggregates, so no two rows of one statement share a key).
+ */
+function prepareUpsert(db: Database.Database, kind: "request" | "tool", rows: number): Database.Statement {
+  const hist: [Histogram, number][] =
+    kind === "request"
+      ? [
+          [MAIN, TOKEN_BUCKETS],
+          [OUT, OUT.buckets.length],
+          [DUR, DUR.buckets.length],
+        ]
+      : [[MAIN, GENAI_BUCKET_COLUMNS]];
+  const columns = [
+    "session_id",
+    "model",
+    "provider",
+    "tool_name",
+    "outcome",
+    ...hist.flatMap(([h, n]) => histogramColumns(h, n)),
+  ];
+  const values = columns.map((c) =>
+    kind === "request" && (c === "tool_name" || c === "outcome") ? "''" : "?",
+  );
+  const row = `(${values.join(", ")})`;
   return db.prepare(
-    `INSERT INTO genai_histograms (${UPSERT_COLUMNS.join(", ")})
+    `INSERT INTO genai_rows (${columns.join(", ")})
      VALUES ${Array.from({ length: rows }, () => row).join(",\n       ")}
-     ON CONFLICT (metric, session_id, model, provider, token_type, tool_name, outcome) DO UPDATE SET
-       count = count + excluded.count, sum = sum + excluded.sum, min = min(min, excluded.min), max = max(max, excluded.max),
-       updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms),
-       ${BUCKETS.map((b) => `${b} = ${b} + excluded.${b}`).join(", ")}`,
+     ON CONFLICT (session_id, model, provider, tool_name, outcome) DO UPDATE SET
+       ${hist.flatMap(([h, n]) => mergeHistogram(h, n)).join(",\n       ")}`,
   );
 }
 
 function prepareReads(db: Database.Database) {
   return {
-    all: db.prepare(`${SELECT_SERIES} ORDER BY id`),
+    all: db.prepare(`${SELECT_ROWS} ORDER BY id`),
     chatWindow: db.prepare(
       `SELECT e.session_id AS sessionId, e.model, e.provider, e.input + e.cache_read + e.cache_write AS inputAll,
-         e.output, e.ts_ms AS tsMs, IFNULL(q.start_ms, 0) AS startMs, e.ingested_ms AS ingestedMs
-       FROM events e LEFT JOIN signal_queue q ON q.kind = 'chat' AND q.ref_key = e.dedup_key
+         e.output, e.ts_ms AS tsMs, IFNULL(e.start_ms, 0) AS startMs, e.ingested_ms AS ingestedMs
+       FROM events e
        WHERE e.id > @after AND e.id <= @upTo ORDER BY e.id`,
     ),
   };

@@ -4,7 +4,7 @@ import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
 import { SERIES_KEY } from "./series.ts";
-import type { Inserted, Signals } from "./signals.ts";
+import { type Inserted, type Signals, turnKeysOf } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 
@@ -87,9 +87,12 @@ export class Ingest {
     const sums = new SeriesSums();
     // What these INSERTs added is what the signal queue takes as new (Signals.record).
     const inserted: { events: UsageEvent[]; calls: Set<string> } = { events: [], calls: new Set() };
+    // A request's signal record is its events row (seq, turn, start), written with it.
+    const turnKeys =
+      o.signals !== undefined && this.signals !== undefined ? turnKeysOf(o.signals) : undefined;
     for (const e of o.events) {
       batch.set(e.dedupKey, e);
-      if (this.insertEvent(e, adapter, nowMs, sums)) {
+      if (this.insertEvent(e, adapter, nowMs, sums, turnKeys)) {
         eventsAdded++;
         added.add(e.dedupKey);
         inserted.events.push(e);
@@ -139,8 +142,18 @@ export class Ingest {
     };
   }
 
-  private insertEvent(e: UsageEvent, adapter: string, nowMs: number, sums: SeriesSums): boolean {
+  private insertEvent(
+    e: UsageEvent,
+    adapter: string,
+    nowMs: number,
+    sums: SeriesSums,
+    turnKeys: ReadonlyMap<string, string> | undefined,
+  ): boolean {
+    const signals = turnKeys === undefined ? undefined : this.signals;
     const info = this.st.insertEvent.run({
+      signalSeq: signals === undefined ? null : signals.requestSeq(),
+      turnKey: turnKeys === undefined ? null : (turnKeys.get(e.turnId ?? "") ?? ""),
+      startMs: turnKeys === undefined ? null : (e.startMs ?? 0),
       dedupKey: e.dedupKey,
       adapter,
       sessionId: e.sessionId,
@@ -162,6 +175,7 @@ export class Ingest {
       nowMs,
     });
     if (info.changes === 0) return false;
+    signals?.claimSeq();
     sums.usageOf(e.sessionId, e.agent, e.project, e.model, e.provider).add(e, 1, e.timestampMs);
     return true;
   }
@@ -254,9 +268,11 @@ function prepare(db: Database.Database) {
   return {
     insertEvent: db.prepare(
       `INSERT INTO events (dedup_key, adapter, session_id, agent, message_id, ts_ms, model, provider, project,
-         input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms)
+         input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms,
+         signal_seq, turn_key, start_ms)
        VALUES (@dedupKey, @adapter, @sessionId, @agent, @messageId, @tsMs, @model, @provider, @project,
-         @input, @output, @cacheRead, @cacheWrite, @total, @cacheBranch, @recordedCost, @toolCalls, @sourcePath, @nowMs)
+         @input, @output, @cacheRead, @cacheWrite, @total, @cacheBranch, @recordedCost, @toolCalls, @sourcePath, @nowMs,
+         @signalSeq, @turnKey, @startMs)
        ON CONFLICT (dedup_key) DO NOTHING`,
     ),
     getEventComponents: db.prepare(

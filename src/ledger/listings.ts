@@ -1,8 +1,8 @@
 import type Database from "better-sqlite3";
 import type { ListingStore, StoredListing } from "../adapter/listings.ts";
 
-/** path, mark, taken_ms, entries. */
-type ListingRow = [string, string, number, string];
+/** A stored listing with its path (the extra field is harmless where a StoredListing is read). */
+type ListingRow = StoredListing & { readonly path: string };
 
 /**
  * Persisted directory listings (src/adapter/listings.ts): a cache of what the agent's directories
@@ -19,8 +19,9 @@ export class Listings implements ListingStore {
 
   constructor(db: Database.Database) {
     this.st = {
-      // Rows as arrays: a scope holds one row per session folder (10,000 and more), read per process.
-      load: db.prepare("SELECT path, mark, taken_ms, entries FROM listings WHERE scope = @scope").raw(true),
+      // A scope holds one row per session folder (10,000 and more), read per process: each row object
+      // is the listing itself (columns named as its fields), no second object per row.
+      load: db.prepare("SELECT path, mark, taken_ms AS takenMs, entries FROM listings WHERE scope = @scope"),
       put: db.prepare(
         `INSERT INTO listings (scope, path, mark, taken_ms, entries) VALUES (@scope, @path, @mark, @takenMs, @entries)
          ON CONFLICT (scope, path) DO UPDATE SET mark = excluded.mark, taken_ms = excluded.taken_ms,
@@ -40,11 +41,8 @@ export class Listings implements ListingStore {
 
   load(scope: string): Map<string, StoredListing> {
     const out = new Map<string, StoredListing>();
-    for (const [path, mark, takenMs, entries] of this.st.load.iterate({
-      scope,
-    }) as IterableIterator<ListingRow>) {
-      out.set(path, { mark, takenMs, entries });
-    }
+    // all(), not iterate(): one call into SQLite instead of one per row, half the time here.
+    for (const row of this.st.load.all({ scope }) as ListingRow[]) out.set(row.path, row);
     return out;
   }
 

@@ -612,6 +612,181 @@ export const MIGRATIONS: readonly string[] = [
   -- A request's start by its dedup key (GenAI delta, src/ledger/genai.ts chatWindow).
   CREATE INDEX signal_queue_chat ON signal_queue (ref_key) WHERE kind = 'chat';
   `,
+  // GenAI request rows (docs/performance.md "Signals ingest"): a request's three series of one
+  // session, model and provider (token usage input and output, operation duration) become ONE
+  // genai_rows row, so a commit writes one upsert per (session, model, provider) instead of three;
+  // a tool duration series stays a row of its own (tool_name and outcome set; outcome '' = a
+  // request row). A histogram with a NULL count is absent (a request row before its first known
+  // duration). Rows move exactly: a request row takes the id of its first series (the export's
+  // order), a tool row keeps its id; every total, time and bucket is copied. Re-runnable: the old
+  // table is recreated empty when a first run dropped it.
+  `
+  CREATE TABLE IF NOT EXISTS genai_histograms (
+    id            INTEGER PRIMARY KEY,
+    metric        TEXT NOT NULL CHECK (metric IN ('token_usage', 'operation_duration', 'tool_duration')),
+    session_id    TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    provider      TEXT NOT NULL,
+    token_type    TEXT NOT NULL,
+    tool_name     TEXT NOT NULL,
+    outcome       TEXT NOT NULL,
+    count         INTEGER NOT NULL,
+    sum           REAL NOT NULL,
+    min           REAL NOT NULL,
+    max           REAL NOT NULL,
+    first_ms      INTEGER NOT NULL,
+    updated_ms    INTEGER NOT NULL,
+    last_event_ms INTEGER NOT NULL,
+    b0 INTEGER NOT NULL DEFAULT 0, b1 INTEGER NOT NULL DEFAULT 0, b2 INTEGER NOT NULL DEFAULT 0, b3 INTEGER NOT NULL DEFAULT 0, b4 INTEGER NOT NULL DEFAULT 0, b5 INTEGER NOT NULL DEFAULT 0, b6 INTEGER NOT NULL DEFAULT 0, b7 INTEGER NOT NULL DEFAULT 0, b8 INTEGER NOT NULL DEFAULT 0, b9 INTEGER NOT NULL DEFAULT 0, b10 INTEGER NOT NULL DEFAULT 0, b11 INTEGER NOT NULL DEFAULT 0, b12 INTEGER NOT NULL DEFAULT 0, b13 INTEGER NOT NULL DEFAULT 0, b14 INTEGER NOT NULL DEFAULT 0, b15 INTEGER NOT NULL DEFAULT 0, b16 INTEGER NOT NULL DEFAULT 0, b17 INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (metric, session_id, model, provider, token_type, tool_name, outcome)
+  ) STRICT;
+  CREATE TABLE IF NOT EXISTS genai_rows (
+    id         INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    model      TEXT NOT NULL,
+    provider   TEXT NOT NULL,
+    tool_name  TEXT NOT NULL,
+    outcome    TEXT NOT NULL CHECK (outcome IN ('', 'success', 'failure', 'unknown')),
+    -- A request's input tokens (b0..b14), or a tool's duration (b0..b17).
+    count INTEGER,
+    sum REAL,
+    min REAL,
+    max REAL,
+    first_ms INTEGER,
+    updated_ms INTEGER,
+    last_event_ms INTEGER,
+    b0 INTEGER NOT NULL DEFAULT 0, b1 INTEGER NOT NULL DEFAULT 0, b2 INTEGER NOT NULL DEFAULT 0,
+    b3 INTEGER NOT NULL DEFAULT 0, b4 INTEGER NOT NULL DEFAULT 0, b5 INTEGER NOT NULL DEFAULT 0,
+    b6 INTEGER NOT NULL DEFAULT 0, b7 INTEGER NOT NULL DEFAULT 0, b8 INTEGER NOT NULL DEFAULT 0,
+    b9 INTEGER NOT NULL DEFAULT 0, b10 INTEGER NOT NULL DEFAULT 0, b11 INTEGER NOT NULL DEFAULT 0,
+    b12 INTEGER NOT NULL DEFAULT 0, b13 INTEGER NOT NULL DEFAULT 0, b14 INTEGER NOT NULL DEFAULT 0,
+    b15 INTEGER NOT NULL DEFAULT 0, b16 INTEGER NOT NULL DEFAULT 0, b17 INTEGER NOT NULL DEFAULT 0,
+    -- A request's output tokens.
+    out_count INTEGER,
+    out_sum REAL,
+    out_min REAL,
+    out_max REAL,
+    out_first_ms INTEGER,
+    out_updated_ms INTEGER,
+    out_last_event_ms INTEGER,
+    o0 INTEGER NOT NULL DEFAULT 0, o1 INTEGER NOT NULL DEFAULT 0, o2 INTEGER NOT NULL DEFAULT 0,
+    o3 INTEGER NOT NULL DEFAULT 0, o4 INTEGER NOT NULL DEFAULT 0, o5 INTEGER NOT NULL DEFAULT 0,
+    o6 INTEGER NOT NULL DEFAULT 0, o7 INTEGER NOT NULL DEFAULT 0, o8 INTEGER NOT NULL DEFAULT 0,
+    o9 INTEGER NOT NULL DEFAULT 0, o10 INTEGER NOT NULL DEFAULT 0, o11 INTEGER NOT NULL DEFAULT 0,
+    o12 INTEGER NOT NULL DEFAULT 0, o13 INTEGER NOT NULL DEFAULT 0, o14 INTEGER NOT NULL DEFAULT 0,
+    -- A request's operation duration.
+    dur_count INTEGER,
+    dur_sum REAL,
+    dur_min REAL,
+    dur_max REAL,
+    dur_first_ms INTEGER,
+    dur_updated_ms INTEGER,
+    dur_last_event_ms INTEGER,
+    d0 INTEGER NOT NULL DEFAULT 0, d1 INTEGER NOT NULL DEFAULT 0, d2 INTEGER NOT NULL DEFAULT 0,
+    d3 INTEGER NOT NULL DEFAULT 0, d4 INTEGER NOT NULL DEFAULT 0, d5 INTEGER NOT NULL DEFAULT 0,
+    d6 INTEGER NOT NULL DEFAULT 0, d7 INTEGER NOT NULL DEFAULT 0, d8 INTEGER NOT NULL DEFAULT 0,
+    d9 INTEGER NOT NULL DEFAULT 0, d10 INTEGER NOT NULL DEFAULT 0, d11 INTEGER NOT NULL DEFAULT 0,
+    d12 INTEGER NOT NULL DEFAULT 0, d13 INTEGER NOT NULL DEFAULT 0, d14 INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (session_id, model, provider, tool_name, outcome)
+  ) STRICT;
+  INSERT INTO genai_rows (id, session_id, model, provider, tool_name, outcome,
+      count, sum, min, max, first_ms, updated_ms, last_event_ms, b0, b1,
+      b2, b3, b4, b5, b6, b7, b8, b9, b10,
+      b11, b12, b13, b14, b15, b16, b17)
+    SELECT id, session_id, model, provider, tool_name, outcome,
+      count, sum, min, max, first_ms, updated_ms, last_event_ms, b0, b1,
+      b2, b3, b4, b5, b6, b7, b8, b9, b10,
+      b11, b12, b13, b14, b15, b16, b17
+    FROM genai_histograms WHERE metric = 'tool_duration' ORDER BY id;
+  INSERT INTO genai_rows (id, session_id, model, provider, tool_name, outcome,
+      count, sum, min, max, first_ms, updated_ms, last_event_ms, b0, b1, b2, b3, b4, b5, b6, b7, b8,
+      b9, b10, b11, b12, b13, b14, out_count, out_sum, out_min, out_max, out_first_ms,
+      out_updated_ms, out_last_event_ms, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11, o12, o13,
+      o14, dur_count, dur_sum, dur_min, dur_max, dur_first_ms, dur_updated_ms, dur_last_event_ms,
+      d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14)
+    SELECT k.id, k.session_id, k.model, k.provider, '', '',
+      i.count, i.sum, i.min, i.max, i.first_ms, i.updated_ms, i.last_event_ms, IFNULL(i.b0, 0),
+      IFNULL(i.b1, 0), IFNULL(i.b2, 0), IFNULL(i.b3, 0), IFNULL(i.b4, 0), IFNULL(i.b5, 0),
+      IFNULL(i.b6, 0), IFNULL(i.b7, 0), IFNULL(i.b8, 0), IFNULL(i.b9, 0), IFNULL(i.b10, 0),
+      IFNULL(i.b11, 0), IFNULL(i.b12, 0), IFNULL(i.b13, 0), IFNULL(i.b14, 0), o.count, o.sum, o.min,
+      o.max, o.first_ms, o.updated_ms, o.last_event_ms, IFNULL(o.b0, 0), IFNULL(o.b1, 0),
+      IFNULL(o.b2, 0), IFNULL(o.b3, 0), IFNULL(o.b4, 0), IFNULL(o.b5, 0), IFNULL(o.b6, 0),
+      IFNULL(o.b7, 0), IFNULL(o.b8, 0), IFNULL(o.b9, 0), IFNULL(o.b10, 0), IFNULL(o.b11, 0),
+      IFNULL(o.b12, 0), IFNULL(o.b13, 0), IFNULL(o.b14, 0), d.count, d.sum, d.min, d.max,
+      d.first_ms, d.updated_ms, d.last_event_ms, IFNULL(d.b0, 0), IFNULL(d.b1, 0), IFNULL(d.b2, 0),
+      IFNULL(d.b3, 0), IFNULL(d.b4, 0), IFNULL(d.b5, 0), IFNULL(d.b6, 0), IFNULL(d.b7, 0),
+      IFNULL(d.b8, 0), IFNULL(d.b9, 0), IFNULL(d.b10, 0), IFNULL(d.b11, 0), IFNULL(d.b12, 0),
+      IFNULL(d.b13, 0), IFNULL(d.b14, 0)
+    FROM (SELECT MIN(id) AS id, session_id, model, provider FROM genai_histograms
+          WHERE metric != 'tool_duration' GROUP BY session_id, model, provider) k
+      LEFT JOIN genai_histograms i ON i.metric = 'token_usage' AND i.token_type = 'input'
+        AND i.session_id = k.session_id AND i.model = k.model AND i.provider = k.provider
+        AND i.tool_name = '' AND i.outcome = ''
+      LEFT JOIN genai_histograms o ON o.metric = 'token_usage' AND o.token_type = 'output'
+        AND o.session_id = k.session_id AND o.model = k.model AND o.provider = k.provider
+        AND o.tool_name = '' AND o.outcome = ''
+      LEFT JOIN genai_histograms d ON d.metric = 'operation_duration'
+        AND d.session_id = k.session_id AND d.model = k.model AND d.provider = k.provider
+        AND d.tool_name = '' AND d.outcome = ''
+    ORDER BY k.id;
+  DROP TABLE genai_histograms;
+  `,
+  // Tool calls by message time (docs/performance.md, idle `report`): the report's tool-call totals
+  // over its window read the window, not every call ever recorded (the events have events_ts).
+  `
+  CREATE INDEX IF NOT EXISTS tool_calls_ts ON tool_calls (ts_ms);
+  `, // Requests leave the signal queue (docs/performance.md "Signals ingest"): a request's record is
+  // its events row (signal_seq from the queue's one sequence, its turn and start), so a backfill
+  // writes one row per request instead of two. Every chat queue row moves onto its event keeping
+  // its seq (every watermark stays valid) and leaves the queue; the exporters read both tables in
+  // one seq order (src/ledger/signals.ts batch). events is rebuilt (SQLite has no ADD COLUMN IF
+  // NOT EXISTS); re-runnable: the NATURAL LEFT JOIN with a one-row table of NULLs names the three
+  // columns whichever shape events has (a re-run keeps the values of the first run), and a re-run
+  // of the guards migration listing moved requests as unqueued is undone here.
+  `
+  DROP TABLE IF EXISTS events_signal;
+  CREATE TABLE events_signal (
+    id           INTEGER PRIMARY KEY,
+    dedup_key    TEXT NOT NULL UNIQUE,
+    adapter      TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    agent        TEXT NOT NULL,
+    message_id   TEXT NOT NULL,
+    ts_ms        INTEGER NOT NULL,
+    model        TEXT NOT NULL,
+    provider     TEXT NOT NULL,
+    project      TEXT NOT NULL,
+    input        INTEGER NOT NULL CHECK (input >= 0),
+    output       INTEGER NOT NULL CHECK (output >= 0),
+    cache_read   INTEGER NOT NULL CHECK (cache_read >= 0),
+    cache_write  INTEGER NOT NULL CHECK (cache_write >= 0),
+    total        INTEGER NOT NULL CHECK (total = input + output + cache_read + cache_write),
+    cache_branch TEXT NOT NULL CHECK (cache_branch IN ('subset', 'additive')),
+    recorded_cost REAL,
+    tool_calls   INTEGER NOT NULL,
+    source_path  TEXT NOT NULL,
+    ingested_ms  INTEGER NOT NULL,
+    -- The request's place in the signal delivery order (NULL: no signal record).
+    signal_seq   INTEGER,
+    turn_key     TEXT,
+    start_ms     INTEGER
+  ) STRICT;
+  INSERT INTO events_signal
+    SELECT x.id, x.dedup_key, x.adapter, x.session_id, x.agent, x.message_id, x.ts_ms, x.model, x.provider, x.project, x.input, x.output, x.cache_read, x.cache_write, x.total, x.cache_branch, x.recorded_cost, x.tool_calls, x.source_path, x.ingested_ms,
+      COALESCE(q.seq, x.signal_seq), COALESCE(q.turn_key, x.turn_key), COALESCE(q.start_ms, x.start_ms)
+    FROM (SELECT * FROM events NATURAL LEFT JOIN (SELECT NULL AS signal_seq, NULL AS turn_key, NULL AS start_ms)) x
+      LEFT JOIN signal_queue q ON q.kind = 'chat' AND q.ref_key = x.dedup_key
+    ORDER BY x.id;
+  DELETE FROM signal_queue WHERE kind = 'chat'
+    AND ref_key IN (SELECT dedup_key FROM events_signal WHERE signal_seq IS NOT NULL);
+  DELETE FROM signal_unqueued WHERE kind = 'chat'
+    AND ref_key IN (SELECT dedup_key FROM events_signal WHERE signal_seq IS NOT NULL);
+  DROP TABLE events;
+  ALTER TABLE events_signal RENAME TO events;
+  CREATE INDEX events_ts ON events (ts_ms);
+  CREATE INDEX events_signal_seq ON events (signal_seq) WHERE signal_seq IS NOT NULL;
+  DROP INDEX IF EXISTS signal_queue_chat;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

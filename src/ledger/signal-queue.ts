@@ -1,7 +1,9 @@
 /**
  * The writes of signal_queue (src/ledger/signals.ts): the final records of one transaction are
  * buffered in the order they became final and written at its end, up to QUEUE_ROWS per INSERT.
- * seq is the rowid, so rows keep that order and every exporter's watermark stays a seq.
+ * seq is the rowid, given here from the one delivery sequence that requests share (a request's
+ * record is its events row: events.signal_seq, taken with `take`), so every exporter's watermark
+ * stays one seq over both tables.
  *
  * Why buffered and positional: a queue row is small and the ledger writes one per request and
  * per call (112,000 on the 10,000-session backfill); in better-sqlite3 each run is a native call
@@ -26,6 +28,7 @@ export interface QueueRow {
 }
 
 const COLUMNS = [
+  "seq",
   "kind",
   "ref_key",
   "ts_ms",
@@ -38,7 +41,7 @@ const COLUMNS = [
   "tool_use_id",
 ] as const;
 
-/** Rows per INSERT statement (10 values each: far below SQLite's 32,766 bound parameters). */
+/** Rows per INSERT statement (11 values each: far below SQLite's 32,766 bound parameters). */
 export const QUEUE_ROWS = 32;
 
 export class QueueWriter {
@@ -46,10 +49,30 @@ export class QueueWriter {
   private values: (string | number | null)[] = [];
   private readonly statements = new Map<number, Database.Statement>();
 
+  /** The next seq of the delivery order (set at each transaction's start: `reset`). */
+  private next = 1;
+
   constructor(private readonly db: Database.Database) {}
+
+  /** Starts a transaction at `next` (past every seq in signal_queue and events): see Signals.begin. */
+  reset(next: number): void {
+    this.values = [];
+    this.next = next;
+  }
+
+  /** The seq the next record gets (a request: Ingest puts it on its events row, then `take`s it). */
+  peek(): number {
+    return this.next;
+  }
+
+  /** Takes the seq `peek` returned (its events row was inserted). */
+  take(): number {
+    return this.next++;
+  }
 
   add(r: QueueRow): void {
     this.values.push(
+      this.next++,
       r.kind,
       r.refKey,
       r.tsMs,
@@ -74,11 +97,6 @@ export class QueueWriter {
       const chunk = v.slice(i, i + QUEUE_ROWS * per);
       this.insert(chunk.length / per).run(chunk);
     }
-  }
-
-  /** Forgets rows a failed transaction buffered (its other writes were rolled back). */
-  discard(): void {
-    this.values = [];
   }
 
   private insert(rows: number): Database.Statement {

@@ -4,7 +4,10 @@
  * turn, every document's last `ts`; and the queue of FINAL records (a request when it is read; a
  * call when its result is on disk or its turn or document is over; a turn when it is over; a
  * compaction when it is recorded), in the order they became final. The exporters of those signals deliver the queue exactly once,
- * each with its own watermark (`signal_delivery`), committed with the export result.
+ * each with its own watermark (`signal_delivery`), committed with the export result. A request's
+ * record is not a queue row but its events row (`signal_seq`, `turn_key`, `start_ms`, written by
+ * Ingest with the event): one sequence numbers both tables, so a batch is "every record with seq
+ * > watermark, from both, in seq order" and a watermark stays one number.
  *
  * Written in the same transaction as the source's events (Ingest calls `record`), so a crash can
  * neither lose a record nor queue one twice: each record is queued by the statement that makes it
@@ -135,6 +138,11 @@ interface TurnRow {
   sourcePath: string;
 }
 
+/** A document's turns by their prompt's id: the turn key of a request or call. */
+export function turnKeysOf(doc: DocumentSignals): Map<string, string> {
+  return new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
+}
+
 /** The lead agent's name: its turns are the ones sub-agents and teammates nest under. */
 const LEAD = "lead";
 
@@ -197,16 +205,17 @@ export class Signals {
       agent: doc.agent,
       lastTsMs: doc.lastTsMs,
     });
-    const turnKeys = new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
-    // A request is final when read: queued by the commit that inserted its event.
-    for (const e of inserted.events) this.queueChat(e, turnKeys.get(e.turnId ?? "") ?? "");
+    const turnKeys = turnKeysOf(doc);
+    // A request is final when read: the commit that inserted its event gave it its seq there
+    // (Ingest: `requestSeq`), so what is left here is its GenAI observation.
+    for (const e of inserted.events) this.observeChat(e);
     const legacy = this.legacy;
     if (legacy) {
       const fresh = new Set(inserted.events.map((e) => e.dedupKey));
       for (const e of events) {
         if (fresh.has(e.dedupKey) || !this.takeLegacy("chat", e.dedupKey)) continue;
         fresh.add(e.dedupKey);
-        this.queueChat(e, turnKeys.get(e.turnId ?? "") ?? "");
+        this.queueLegacyChat(e, turnKeys.get(e.turnId ?? "") ?? "");
       }
     }
     // A call read with its result on disk is final at once: one queue row, no lookup (the usual
@@ -242,19 +251,27 @@ export class Signals {
     // that several sources of one batch add to is one upsert.
   }
 
-  /** Queues a new request and observes its GenAI histograms. */
-  private queueChat(e: UsageEvent, turnKey: string): void {
-    this.queue.add({
-      kind: "chat",
-      refKey: e.dedupKey,
-      tsMs: e.timestampMs,
-      endMs: e.timestampMs,
-      outcome: null,
-      cancelled: false,
-      startMs: e.startMs ?? 0,
+  /**
+   * The signal columns of an events row Ingest is about to insert (call inside the commit
+   * transaction, with the observation's signals): its seq is taken only by `claimSeq`, once the
+   * INSERT inserted (ON CONFLICT DO NOTHING: a known request keeps its record).
+   */
+  requestSeq(): number {
+    return this.queue.peek();
+  }
+
+  /** Takes the seq `requestSeq` gave an events row just inserted. */
+  claimSeq(): void {
+    this.queue.take();
+  }
+
+  /** A request stored before its signals (signal_unqueued): its record now, on its events row. */
+  private queueLegacyChat(e: UsageEvent, turnKey: string): void {
+    this.writes().putRequest.run({
+      dedupKey: e.dedupKey,
+      seq: this.queue.take(),
       turnKey,
-      messageId: "",
-      toolUseId: "",
+      startMs: e.startMs ?? 0,
     });
     this.observeChat(e);
   }
@@ -273,11 +290,19 @@ export class Signals {
    */
   begin(): void {
     this.genai.discard();
-    this.queue.discard();
+    this.queue.reset(this.nextSeq());
     this.openCalls = this.writes().anyOpenCall.get() !== undefined;
     // Read before this transaction writes: only a migration adds to signal_unqueued, so once
     // it is empty at a transaction's start it stays empty (no probe per row from then on).
     if (this.legacy) this.legacy = this.writes().anyLegacy.get() !== undefined;
+  }
+
+  /**
+   * The first seq after every record in both tables (read at each transaction's start, so a
+   * failed transaction's seqs are given again, and a record is never numbered below another).
+   */
+  private nextSeq(): number {
+    return (this.writes().nextSeq.get() as { next: number }).next;
   }
 
   /** Writes the GenAI sums of the commit transaction in progress (call inside it, last). */
@@ -358,7 +383,7 @@ export class Signals {
     this.nowMs = nowMs;
     return this.db.transaction(() => {
       this.genai.discard();
-      this.queue.discard();
+      this.queue.reset(this.nextSeq());
       this.openCalls = w.anyOpenCall.get() !== undefined;
       let n = 0;
       for (const c of w.quietCalls.all({ cutoff }) as OpenCallRow[]) {
@@ -533,10 +558,10 @@ export class Signals {
     return info.changes === 1 ? "committed" : "stale";
   }
 
-  /** Queue length by kind (tests, `paths --json`-style diagnostics). */
+  /** Records by kind, queued or on events (tests, `paths --json`-style diagnostics). */
   queued(): Record<SignalKind, number> {
     const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0 };
-    for (const r of this.reads().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] = r.n;
+    for (const r of this.reads().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] += r.n;
     return out;
   }
 }
@@ -623,6 +648,15 @@ function prepareWrites(db: Database.Database) {
        WHERE call_key = @callKey`,
     ),
     anyLegacy: db.prepare("SELECT 1 FROM signal_unqueued LIMIT 1"),
+    // `IS NOT NULL`: MAX over the partial index (without it, SQLite scans every event).
+    nextSeq: db.prepare(
+      `SELECT max((SELECT IFNULL(MAX(seq), 0) FROM signal_queue),
+         (SELECT IFNULL(MAX(signal_seq), 0) FROM events WHERE signal_seq IS NOT NULL)) + 1 AS next`,
+    ),
+    putRequest: db.prepare(
+      `UPDATE events SET signal_seq = @seq, turn_key = @turnKey, start_ms = @startMs
+       WHERE dedup_key = @dedupKey AND signal_seq IS NULL`,
+    ),
     anyOpenCall: db.prepare("SELECT 1 FROM signal_calls WHERE final = 0 LIMIT 1"),
     takeLegacy: db.prepare("DELETE FROM signal_unqueued WHERE kind = @kind AND ref_key = @refKey"),
     createCursor: db.prepare(
@@ -639,9 +673,17 @@ function prepareWrites(db: Database.Database) {
 function prepareReads(db: Database.Database) {
   return {
     cursor: db.prepare("SELECT watermark, from_ms AS fromMs FROM signal_delivery WHERE exporter = @exporter"),
-    after: db.prepare("SELECT 1 FROM signal_queue WHERE seq > @after LIMIT 1"),
-    counts: db.prepare("SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind"),
-    // One row per queue entry, the fields of its kind joined in (COALESCE over the four).
+    after: db.prepare(
+      `SELECT 1 FROM signal_queue WHERE seq > @after
+       UNION ALL SELECT 1 FROM events WHERE signal_seq > @after LIMIT 1`,
+    ),
+    counts: db.prepare(
+      `SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind
+       UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL`,
+    ),
+    // One row per record, the fields of its kind joined in (COALESCE over the four). The records
+    // are the queue's rows and the requests' events rows, merged by seq: each side read in seq
+    // order up to the limit (its index), so the merge sorts at most twice the limit.
     batch: db.prepare(
       `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
          q.start_ms AS startMs,
@@ -669,13 +711,19 @@ function prepareReads(db: Database.Database) {
          IFNULL(k.source_message_count, 0) AS sourceMessageCount,
          k.messages_removed AS messagesRemoved,
          k.tokens_before AS tokensBefore
-       FROM signal_queue q
+       FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
+                 message_id, tool_use_id
+               FROM signal_queue WHERE seq > @after ORDER BY seq LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT signal_seq, 'chat', dedup_key, ts_ms, ts_ms, start_ms, NULL, 0, turn_key, '', ''
+               FROM events WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
+             ORDER BY 1 LIMIT @limit) q
          LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
          LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key
          LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
          LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
          LEFT JOIN signal_documents d ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path)
-       WHERE q.seq > @after ORDER BY q.seq LIMIT @limit`,
+       ORDER BY q.seq`,
     ),
   };
 }

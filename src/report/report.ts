@@ -1,4 +1,4 @@
-import { computeCost, lookupPrice, type PriceTable } from "../cost/index.ts";
+import { computeCost, lookupPrice, type PriceTable } from "../cost/lookup.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { GroupDim, SortKey } from "./dims.ts";
 import { type GroupedQuery, groupedQuery, type Row } from "./query.ts";
@@ -59,6 +59,9 @@ function numbers(r: Row, toolCalls: number, cost: CostCell = NO_COST): Numbers {
   };
 }
 
+/** The price table, asked for when a row needs a price (see buildReportWithoutPrices). */
+type Prices = () => PriceTable;
+
 interface CostCell {
   usd: number;
   unpriced: number;
@@ -69,12 +72,12 @@ const NO_COST: CostCell = { usd: 0, unpriced: 0 };
  * Cost per group. Prices are per (provider, model) and the formula is linear in the
  * components, so each group's cost is the sum over its (provider, model) parts.
  */
-function costByGroup(rows: Row[], dims: readonly GroupDim[], prices: PriceTable): Map<string, CostCell> {
+function costByGroup(rows: Row[], dims: readonly GroupDim[], prices: Prices): Map<string, CostCell> {
   const out = new Map<string, CostCell>();
   for (const r of rows) {
     const key = keyOf(r, dims);
     const cell = out.get(key) ?? { usd: 0, unpriced: 0 };
-    const price = lookupPrice(prices, String(r.provider ?? ""), String(r.model ?? ""));
+    const price = lookupPrice(prices(), String(r.provider ?? ""), String(r.model ?? ""));
     if (price === undefined) cell.unpriced += num(r.events);
     else {
       cell.usd += computeCost(
@@ -152,7 +155,7 @@ export function rankRows(
   return { rows: sorted.slice(0, top), others: { ...others, groups: sorted.length - top } };
 }
 
-function rowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: PriceTable): ReportRow[] {
+function rowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: Prices): ReportRow[] {
   if (dims.includes("tool")) {
     const others = dims.filter((d) => d !== "tool");
     const callCost = costByGroup(query("calls", withPriceDims(dims)), dims, prices);
@@ -195,6 +198,38 @@ export function buildReport(
   prices: PriceTable,
   opts: ReportOptions = {},
 ): Report {
+  return build(ledger, by, () => prices, opts);
+}
+
+const PRICES_NEEDED = Symbol("prices needed");
+
+/**
+ * The report when no row of it needs a price (a window without usage: an idle `report` of an
+ * old history), else undefined: then build it with buildReport. Building Cline's price table
+ * (6,384 models) costs more than the rest of such a report. Decided by the rows themselves, so a
+ * ledger that another process writes meanwhile cannot leave a row unpriced.
+ */
+export function buildReportWithoutPrices(
+  ledger: Ledger,
+  by: readonly GroupDim[],
+  opts: ReportOptions = {},
+): Report | undefined {
+  try {
+    return build(
+      ledger,
+      by,
+      () => {
+        throw PRICES_NEEDED;
+      },
+      opts,
+    );
+  } catch (e) {
+    if (e === PRICES_NEEDED) return undefined;
+    throw e;
+  }
+}
+
+function build(ledger: Ledger, by: readonly GroupDim[], prices: Prices, opts: ReportOptions): Report {
   const dims = [...new Set(by)];
   const zone = opts.zone ?? (zoneNamed(localZoneName()) as Zone);
   const query = groupedQuery(

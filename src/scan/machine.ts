@@ -77,13 +77,21 @@ class ObjFrame {
   /** Field the current value belongs to, or null when it is skipped. */
   name: string | null = null;
   readonly result: Record<string, unknown> = {};
-  constructor(readonly compiled: CompiledObject) {}
+  // Fields spelled out, not parameter properties: the background reader's worker loads these
+  // sources with Node's type stripping in tests, which has no parameter properties.
+  readonly compiled: CompiledObject;
+  constructor(compiled: CompiledObject) {
+    this.compiled = compiled;
+  }
 }
 
 class ArrFrame {
   readonly isObj = false as const;
   readonly result: unknown[] = [];
-  constructor(readonly items: Schema) {}
+  readonly items: Schema;
+  constructor(items: Schema) {
+    this.items = items;
+  }
 }
 
 type Frame = ObjFrame | ArrFrame;

@@ -318,3 +318,55 @@ describe("the pass prunes what a complete listing no longer has", () => {
     expect(back.checkpointsPruned).toBeUndefined();
   });
 });
+
+describe("an adapter that answers 'unchanged' synchronously (Adapter.unchangedNow)", () => {
+  const cp = (path: string) => ({ path, size: 1, mtimeNs: "1", ino: 1, dev: 1 });
+  /** Sources /s/0../s/{n-1}; unchangedNow says yes for `sure` only; counts the async collects. */
+  function adapter(n: number, sure: (path: string) => boolean, asked: string[]): Adapter {
+    return {
+      id: "sync-gate",
+      async discover() {
+        const sources = Array.from(
+          { length: n },
+          (_, i): Source => ({
+            adapterId: "sync-gate",
+            path: `/s/${i}`,
+            origin: "walk",
+            hint: {},
+          }),
+        );
+        return { sources, problems: [] };
+      },
+      async collectIncremental(source, checkpoint): Promise<Observation> {
+        asked.push(source.path);
+        if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
+        return {
+          status: "read",
+          source,
+          checkpoint: cp(source.path),
+          events: [],
+          toolCalls: [],
+          problems: [],
+        };
+      },
+      unchangedNow: (source) => sure(source.path),
+    };
+  }
+
+  it("skips what it is sure of without collecting it, and still collects what it is not sure of", async () => {
+    const first: string[] = [];
+    // No checkpoint yet: never asked synchronously, every source collected.
+    expect(
+      await runPass(
+        adapter(10, () => true, first),
+        ledger,
+      ),
+    ).toMatchObject({ read: 10, unchanged: 0 });
+    expect(first).toHaveLength(10);
+    const again: string[] = [];
+    const odd = (p: string) => Number(p.slice(3)) % 2 === 1;
+    const r = await runPass(adapter(10, odd, again), ledger);
+    expect(r).toMatchObject({ sources: 10, read: 0, unchanged: 10, failed: 0 });
+    expect(again).toEqual(["/s/0", "/s/2", "/s/4", "/s/6", "/s/8"]);
+  });
+});

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CLINE_LLMS_CATALOG } from "../../src/cost/catalog/cline-llms-0.0.86.generated.ts";
+import { clineLlmsCatalog } from "../../src/cost/catalog/cline-llms-0.0.86.generated.ts";
 import {
   ANY_PROVIDER,
   buildPriceTable,
@@ -88,19 +88,21 @@ describe("computeCost", () => {
   });
 });
 
+const catalog = clineLlmsCatalog();
+
 describe("catalog table", () => {
   it("is generated from @cline/llms@0.0.86 and frozen", () => {
-    expect(CLINE_LLMS_CATALOG.source).toBe("@cline/llms@0.0.86");
-    expect(CLINE_LLMS_CATALOG.generatedFrom).toBe("dist/index.js");
-    expect(Object.isFrozen(CLINE_LLMS_CATALOG)).toBe(true);
-    expect(Object.isFrozen(CLINE_LLMS_CATALOG.prices)).toBe(true);
-    expect(Object.isFrozen(CLINE_LLMS_CATALOG.prices.anthropic)).toBe(true);
-    expect(Object.isFrozen(CLINE_LLMS_CATALOG.prices.anthropic?.["claude-sonnet-4-5-20250929"])).toBe(true);
+    expect(catalog.source).toBe("@cline/llms@0.0.86");
+    expect(catalog.generatedFrom).toBe("dist/index.js");
+    expect(Object.isFrozen(catalog)).toBe(true);
+    expect(Object.isFrozen(catalog.prices)).toBe(true);
+    expect(Object.isFrozen(catalog.prices.anthropic)).toBe(true);
+    expect(Object.isFrozen(catalog.prices.anthropic?.["claude-sonnet-4-5-20250929"])).toBe(true);
   });
 
   it("holds only finite, non-negative prices", () => {
     let n = 0;
-    for (const models of Object.values(CLINE_LLMS_CATALOG.prices)) {
+    for (const models of Object.values(catalog.prices)) {
       for (const t of Object.values(models)) {
         for (const v of t) if (v !== null) expect(Number.isFinite(v) && v >= 0).toBe(true);
         n += 1;
@@ -172,7 +174,7 @@ describe("resolvePrice fallbacks", () => {
     for (const alias of ["opus", "sonnet", "haiku"]) {
       const m = resolvePrice(table, "claude-code", alias);
       expect(m?.via).toBe("exact");
-      const source = Object.entries(CLINE_LLMS_CATALOG.prices.anthropic ?? {}).find(
+      const source = Object.entries(catalog.prices.anthropic ?? {}).find(
         ([id, t]) => id.includes(alias) && t[0] === m?.price.input && t[1] === m?.price.output,
       );
       expect(source).toBeDefined();

@@ -63,7 +63,7 @@ beforeAll(async () => {
   mkdirSync(join(scratch, "state"));
 
   // What the CLI itself reports over the same files, with a ledger of its own.
-  const r = spawnSync("npx", ["tsx", "src/cli/main.ts", "report", "--json"], {
+  const r = spawnSync(process.execPath, ["bin/cline-otel.js", "report", "--json"], {
     cwd: REPO,
     encoding: "utf8",
     env: productEnv({
@@ -75,28 +75,37 @@ beforeAll(async () => {
   });
   if (r.status !== 0) throw new Error(`cline-otel report --json failed (${r.status}):\n${r.stderr}`);
   report = (JSON.parse(r.stdout) as { totals: Totals }).totals;
-  const rc = spawnSync("npx", ["tsx", "src/cli/main.ts", "report", "--captures", "--json", "--no-collect"], {
-    cwd: REPO,
-    encoding: "utf8",
-    env: productEnv({ CLINE_DIR: clineDir, CLINE_OTEL_STATE_DIR: join(scratch, "report-state") }),
-    timeout: 120_000,
-  });
+  const rc = spawnSync(
+    process.execPath,
+    ["bin/cline-otel.js", "report", "--captures", "--json", "--no-collect"],
+    {
+      cwd: REPO,
+      encoding: "utf8",
+      env: productEnv({ CLINE_DIR: clineDir, CLINE_OTEL_STATE_DIR: join(scratch, "report-state") }),
+      timeout: 120_000,
+    },
+  );
   if (rc.status !== 0)
     throw new Error(`cline-otel report --captures --json failed (${rc.status}):\n${rc.stderr}`);
   captureReport = (JSON.parse(rc.stdout) as { totals: { byStage: typeof captureReport } }).totals.byStage;
 
   const port = await freePort();
-  daemon = startManaged("cline-otel run", "npx", ["tsx", "src/cli/main.ts", "run", "--poll-interval", "1"], {
-    cwd: REPO,
-    env: productEnv({
-      CLINE_DIR: clineDir,
-      CLINE_CAPTURE_DIR: captureDir,
-      CLINE_OTEL_STATE_DIR: join(scratch, "state"),
-      OTEL_METRICS_EXPORTER: "prometheus",
-      OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
-      OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
-    }),
-  });
+  daemon = startManaged(
+    "cline-otel run",
+    process.execPath,
+    ["bin/cline-otel.js", "run", "--poll-interval", "1"],
+    {
+      cwd: REPO,
+      env: productEnv({
+        CLINE_DIR: clineDir,
+        CLINE_CAPTURE_DIR: captureDir,
+        CLINE_OTEL_STATE_DIR: join(scratch, "state"),
+        OTEL_METRICS_EXPORTER: "prometheus",
+        OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
+        OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+      }),
+    },
+  );
   const running = daemon;
   metricsText = await waitFor(
     "cline-otel to serve its token counters on /metrics",

@@ -1,6 +1,6 @@
 /**
  * The published package: `npm pack` builds dist/ (the "prepare" script), and the tarball's bin runs the
- * compiled CLI. The tarball is unpacked inside the repo so its imports resolve to this
+ * bundled CLI. The tarball is unpacked inside the repo so its imports resolve to this
  * checkout's node_modules, exactly as they would to an installed package's dependencies.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -42,10 +42,17 @@ function runBin(args: string[], env: Record<string, string>) {
 }
 
 describe("the npm package", () => {
-  it("ships the compiled CLI, the bin and the price catalog, and no sources, tests or fixtures", () => {
+  it("ships the bundled CLI, the bin and the price catalog, and no sources, tests or fixtures", () => {
     expect(files).toContain("bin/cline-otel.js");
     expect(files).toContain("dist/cli/main.js");
-    expect(files.some((f) => f.startsWith("dist/cost/catalog/") && f.endsWith(".generated.js"))).toBe(true);
+    // The bundle (tools/build.js): the price catalog is compiled into a chunk, named by its map.
+    const maps = files.filter((f) => /^dist\/chunks\/[^/]+\.js\.map$/.test(f));
+    const sources = maps.flatMap(
+      (f) => (JSON.parse(readFileSync(join(unpack, "package", f), "utf8")) as { sources: string[] }).sources,
+    );
+    expect(sources.some((s) => /\/src\/cost\/catalog\/[^/]+\.generated\.ts$/.test(s))).toBe(true);
+    const other = files.filter((f) => f.startsWith("dist/") && !/\.js(\.map)?$/.test(f));
+    expect(other).toEqual(["dist/.build-stamp"]);
     expect(files.filter((f) => /^(src|test|fixtures|bench)\//.test(f))).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(unpack, "package", "package.json"), "utf8"));
     expect(pkg.bin).toEqual({ "cline-otel": "bin/cline-otel.js" });

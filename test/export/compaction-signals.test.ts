@@ -74,7 +74,7 @@ async function runOnce(home: string, state: string, r: Receiver): Promise<void> 
       "/tmp",
       "/tmp",
     ).export;
-    const p = SignalPipeline.create(cfg, ledger, {
+    const p = await SignalPipeline.create(cfg, ledger, {
       logger: createLogger("error", () => {}),
       priceOf: buildPriceLookup(undefined),
       project: "path",

@@ -25,10 +25,14 @@ afterEach(async () => {
 
 const priceOf = buildPriceLookup(undefined);
 
-function pipeline(env: Record<string, string>, logs: string[] = [], now?: () => number): SignalPipeline {
+async function pipeline(
+  env: Record<string, string>,
+  logs: string[] = [],
+  now?: () => number,
+): Promise<SignalPipeline> {
   if (!t) throw new Error("setup first");
   const cfg = signalsTestConfig({ OTEL_LOGS_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_TIMEOUT: "1000", ...env });
-  const p = SignalPipeline.create(cfg, t.ledger, {
+  const p = await SignalPipeline.create(cfg, t.ledger, {
     logger: createLogger("debug", (l) => logs.push(l)),
     priceOf,
     project: "path",
@@ -50,7 +54,7 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       rx = await startReceiver();
       const { t0, doc } = leadDoc();
       t.ledger.commit(observe(doc));
-      const p = pipeline({
+      const p = await pipeline({
         OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl,
         OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
       });
@@ -123,7 +127,7 @@ describe("events: exactly once", () => {
     rx = await startReceiver(() => 503);
     t.ledger.commit(observe(leadDoc().doc));
     const logs: string[] = [];
-    const p = pipeline({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl }, logs);
+    const p = await pipeline({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl }, logs);
     const out = await p.flush();
     expect(out.ok).toBe(false);
     expect(await p.flush()).toMatchObject({ ok: false });
@@ -143,11 +147,11 @@ describe("events: exactly once", () => {
     const deadUrl = rx.logsUrl;
     await rx.close();
     t.ledger.commit(observe(leadDoc().doc));
-    const down = pipeline({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: deadUrl });
+    const down = await pipeline({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: deadUrl });
     expect((await down.flush()).ok).toBe(false);
     await down.shutdown();
     rx = await startReceiver();
-    const up = pipeline({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl });
+    const up = await pipeline({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl });
     // Another port is another destination: its own watermark, the whole history.
     expect(await up.flush()).toEqual({ ok: true });
     expect(rx.logs).toHaveLength(7);
@@ -160,12 +164,12 @@ describe("events: exactly once", () => {
     t.ledger.commit(observe(doc, LEAD_PATH, 100));
     const env = { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl };
     // The document is still active (toolu_3 is running): its call is not final yet.
-    const a = pipeline(env, [], () => t0 + 11_500);
+    const a = await pipeline(env, [], () => t0 + 11_500);
     expect(await a.shutdown()).toEqual({ ok: true });
     expect(rx.logs.map(key)).toHaveLength(5); // 3 requests, 2 finished calls
     t.reopen();
     t.ledger.commit(observe(leadDoc().doc, LEAD_PATH, 200));
-    const b = pipeline(env, [], () => t0 + 13_500);
+    const b = await pipeline(env, [], () => t0 + 13_500);
     expect(await b.shutdown()).toEqual({ ok: true });
     expect(rx.logs).toHaveLength(7);
     expect(new Set(rx.logs.map(key)).size).toBe(7);
@@ -180,7 +184,7 @@ describe("events: exactly once", () => {
     rx = await startReceiver();
     const { t0, doc } = leadDoc({ cancelled: true });
     t.ledger.commit(observe(doc));
-    const p = pipeline(
+    const p = await pipeline(
       { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl, CLINE_OTEL_QUIET_TIME: "60" },
       [],
       () => t0 + 11_000 + 60_000,
@@ -197,14 +201,14 @@ describe("events: exactly once", () => {
     t = tempLedger();
     rx = await startReceiver();
     t.ledger.commit(observe(leadDoc().doc));
-    const p = pipeline({
+    const p = await pipeline({
       OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: rx.logsUrl,
       OTEL_BLRP_MAX_EXPORT_BATCH_SIZE: "2",
     });
     expect(await p.flush()).toEqual({ ok: true });
     expect(rx.logs).toHaveLength(7);
     expect(rx.requests.length).toBeGreaterThanOrEqual(4);
-    const now = pipeline({
+    const now = await pipeline({
       OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: `${rx.baseUrl}/other/v1/logs`,
       CLINE_OTEL_SIGNALS_FROM: "now",
     });
@@ -215,7 +219,7 @@ describe("events: exactly once", () => {
   it("with OTEL_LOGS_EXPORTER unset nothing is built and nothing is sent", async () => {
     t = tempLedger();
     t.ledger.commit(observe(leadDoc().doc));
-    const p = pipeline({ OTEL_LOGS_EXPORTER: "none" });
+    const p = await pipeline({ OTEL_LOGS_EXPORTER: "none" });
     expect(p.enabled).toBe(false);
     expect(await p.flush()).toEqual({ ok: true });
   });

@@ -27,7 +27,7 @@ const env = (protocol: string, endpoint: string) => ({
 const shared = { fileHeaders: {}, fileVia: "the headers file", cwd: "/tmp" };
 
 async function emitLog(signalEnv: Record<string, string>): Promise<void> {
-  const exporter = createOtlpLogExporter(resolveOtlpSettings("logs", signalEnv, shared));
+  const exporter = await createOtlpLogExporter(resolveOtlpSettings("logs", signalEnv, shared));
   const provider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter })] });
   provider.getLogger("t").emit({ body: "e", eventName: "cline.test" });
   await provider.forceFlush();
@@ -35,7 +35,7 @@ async function emitLog(signalEnv: Record<string, string>): Promise<void> {
 }
 
 async function emitSpan(signalEnv: Record<string, string>): Promise<void> {
-  const exporter = createOtlpSpanExporter(resolveOtlpSettings("traces", signalEnv, shared));
+  const exporter = await createOtlpSpanExporter(resolveOtlpSettings("traces", signalEnv, shared));
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   provider.getTracer("t").startSpan("s").end();
   await provider.forceFlush();
@@ -69,8 +69,8 @@ describe("logs and traces share the OTLP settings", () => {
     ]);
   });
 
-  it("the metric exporter refuses another signal's settings (their URL is that signal's)", () => {
-    expect(() => createOtlpMetricExporter(resolveOtlpSettings("logs", {}, shared), "delta")).toThrow(
+  it("the metric exporter refuses another signal's settings (their URL is that signal's)", async () => {
+    await expect(createOtlpMetricExporter(resolveOtlpSettings("logs", {}, shared), "delta")).rejects.toThrow(
       /settings for logs used for a metrics exporter/,
     );
   });

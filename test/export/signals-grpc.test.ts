@@ -27,14 +27,14 @@ afterEach(async () => {
   t = undefined;
 });
 
-function pipeline(env: Record<string, string>): SignalPipeline {
+async function pipeline(env: Record<string, string>): Promise<SignalPipeline> {
   if (!t) throw new Error("setup first");
   const cfg = signalsTestConfig({
     OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
     OTEL_EXPORTER_OTLP_TIMEOUT: "1500",
     ...env,
   });
-  const p = SignalPipeline.create(cfg, t.ledger, {
+  const p = await SignalPipeline.create(cfg, t.ledger, {
     logger: createLogger("error", () => {}),
     priceOf: buildPriceLookup(undefined),
     project: "path",
@@ -52,7 +52,7 @@ describe("events and traces over OTLP/gRPC", () => {
     const logsRx = await startGrpcReceiver({ path: LOGS_EXPORT_PATH, policy: () => status.UNAVAILABLE });
     const spansRx = await startGrpcReceiver({ path: TRACES_EXPORT_PATH });
     receivers.push(logsRx, spansRx);
-    const p = pipeline({
+    const p = await pipeline({
       OTEL_LOGS_EXPORTER: "otlp",
       OTEL_TRACES_EXPORTER: "otlp",
       OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: logsRx.url,

@@ -35,10 +35,10 @@ afterEach(async () => {
   t = undefined;
 });
 
-function pipeline(env: Record<string, string>, now?: () => number): SignalPipeline {
+async function pipeline(env: Record<string, string>, now?: () => number): Promise<SignalPipeline> {
   if (!t) throw new Error("setup first");
   const cfg = signalsTestConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_TIMEOUT: "1000", ...env });
-  const p = SignalPipeline.create(cfg, t.ledger, {
+  const p = await SignalPipeline.create(cfg, t.ledger, {
     logger: createLogger("error", () => {}),
     priceOf: buildPriceLookup(undefined),
     project: "basename",
@@ -77,7 +77,7 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       const { t0, doc } = leadDoc();
       t.ledger.commit(observe(doc));
       t.ledger.commit(observe(withSubAgent(t0), SUB_PATH));
-      const p = pipeline({
+      const p = await pipeline({
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: rx.tracesUrl,
         OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
       });
@@ -151,7 +151,7 @@ describe("traces: immutable once sent", () => {
     t.ledger.commit(observe(doc, LEAD_PATH, 100));
     const env = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: rx.tracesUrl };
     const active = () => t0 + 11_500;
-    const a = pipeline(env, active);
+    const a = await pipeline(env, active);
     expect(await a.flush()).toEqual({ ok: true });
     // The open turn and the running call are not sent; what was sent names a parent that will come.
     const first = rx.spans.length;
@@ -163,7 +163,7 @@ describe("traces: immutable once sent", () => {
     expect(rx.spans.length).toBe(first);
     t.reopen();
     t.ledger.commit(observe(leadDoc().doc, LEAD_PATH, 200));
-    const b = pipeline(env, () => t0 + 13_000 + 900_000);
+    const b = await pipeline(env, () => t0 + 13_000 + 900_000);
     expect(await b.shutdown()).toEqual({ ok: true });
     const ids = rx.spans.map((s) => s.spanId);
     expect(new Set(ids).size).toBe(ids.length);

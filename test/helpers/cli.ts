@@ -3,7 +3,13 @@ import { join } from "node:path";
 import type { Numbers } from "../../src/report/report.ts";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
-const MAIN = join(ROOT, "src", "cli", "main.ts");
+/**
+ * The installed bin, running the bundle in dist/: what users run (the suite's global setup,
+ * test/helpers/build-once.ts, rebuilds it when a source is newer). Not tsx on src/: a module
+ * that resolves a path from its own location, or a dynamic import the bundler splits, could work
+ * from src/ and break in dist/ unnoticed.
+ */
+export const BIN = join(ROOT, "bin", "cline-otel.js");
 
 /** Environment for a CLI run: no inherited Cline or OTel settings leak into a test. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -26,7 +32,7 @@ export function runCli(
   env: Record<string, string>,
   as: { uid?: number; gid?: number } = {},
 ): CliResult {
-  const r = spawnSync(process.execPath, ["--import", "tsx", MAIN, ...args], {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
     ...as,
     cwd: ROOT,
     env: cleanEnv(env),
@@ -37,7 +43,7 @@ export function runCli(
 }
 
 export function spawnCli(args: string[], env: Record<string, string>, opts: SpawnOptions = {}) {
-  return spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+  return spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
     env: cleanEnv(env),
     ...opts,

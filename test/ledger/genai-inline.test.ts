@@ -14,6 +14,7 @@ import { GENAI_BOUNDARIES, GENAI_BUCKET_COLUMNS } from "../../src/ledger/genai.t
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
+import { toHistograms } from "../helpers/genai-rows.ts";
 import {
   assistant,
   LEAD_PATH,
@@ -100,6 +101,8 @@ function exported(s: Signals) {
 function toTwoTables(dir: string): number {
   const db = new Database(join(dir, LEDGER_FILE));
   try {
+    // The one-row-per-series table of v11 and v12 first (test/helpers/genai-rows.ts).
+    toHistograms(db);
     db.exec(`
       CREATE TABLE genai_series (
         id            INTEGER PRIMARY KEY,
@@ -191,7 +194,7 @@ describe("GenAI buckets inline: the migration", () => {
     expect(after).toEqual(before);
     for (const r of after.rows) expect(bucketSum(r)).toBe(r.count);
     close(again.l);
-    expect(tables(dir)).toEqual(["genai_histograms"]);
+    expect(tables(dir)).toEqual(["genai_rows"]);
 
     // A second run (a ledger wound back past it, as test/export/compaction-signals does) changes nothing.
     const db = new Database(join(dir, LEDGER_FILE));
@@ -257,8 +260,8 @@ describe("GenAI buckets inline: a failed commit", () => {
     // The batch's upserts are refused from its first tool duration on: its token usage and
     // operation duration series (a's, added to, and new ones) were written before that, in it.
     const side = new Database(join(dir, LEDGER_FILE));
-    side.exec(`CREATE TRIGGER refuse_tool_duration BEFORE INSERT ON genai_histograms
-      WHEN NEW.metric = 'tool_duration' BEGIN SELECT RAISE(ABORT, 'injected'); END`);
+    side.exec(`CREATE TRIGGER refuse_tool_duration BEFORE INSERT ON genai_rows
+      WHEN NEW.outcome != '' BEGIN SELECT RAISE(ABORT, 'injected'); END`);
     expect(() => l.commitAll([c, b])).toThrow(/injected/);
     const strip = (rows: GenaiSeriesRow[]) => rows.map(({ firstMs, updatedMs, ...r }) => r);
     expect(strip(s.genaiSeries())).toEqual(strip(afterA));
@@ -285,9 +288,7 @@ describe("GenAI buckets inline: the upserts", () => {
     close(l);
     const dir = dirs.at(-1) as string;
     const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
-    const cols = (
-      db.prepare("SELECT name FROM pragma_table_info('genai_histograms')").all() as { name: string }[]
-    )
+    const cols = (db.prepare("SELECT name FROM pragma_table_info('genai_rows')").all() as { name: string }[])
       .map((c) => c.name)
       .filter((n) => /^b\d+$/.test(n));
     db.close();

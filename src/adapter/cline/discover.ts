@@ -118,6 +118,8 @@ function sortedListing(entries: string[], folders: boolean): void {
 }
 
 const errCode = (e: unknown): string => String((e as NodeJS.ErrnoException).code);
+const MUST_EXIST = { throwIfNoEntry: true } as const;
+const MAY_BE_GONE = { throwIfNoEntry: false } as const;
 
 /**
  * Walk `<sessions>/<root>/*.messages.json`: Cline's layout is exactly two levels deep,
@@ -152,14 +154,15 @@ export function walkSessions(
   }
   // `<sessions>/` once, normalized as join would: names hold no "/", so a path is one concatenation.
   const under = join(sessionsDir, "_").slice(0, -1);
-  const live = new Set<string>();
+  // Only a fresh listing of the sessions dir prunes by what is live (see below).
+  const live = roots.fresh ? new Set<string>() : undefined;
   const gone: string[] = [];
   for (const root of roots.entries) {
     const dir = under + root.slice(1);
     const link = root.charCodeAt(0) === L;
     let files: string[];
     try {
-      const s = statSync(dir, { throwIfNoEntry: !link });
+      const s = statSync(dir, link ? MAY_BE_GONE : MUST_EXIST);
       // A symlink in the sessions dir that is dangling or not to a folder is not a session
       // folder (Cline never makes one).
       if (s === undefined || (link && !s.isDirectory())) {
@@ -172,7 +175,7 @@ export function walkSessions(
       gone.push(dir);
       continue;
     }
-    live.add(dir);
+    live?.add(dir);
     const prefix = `${dir}/`;
     for (const f of files) {
       const p = prefix + f.slice(1);
@@ -183,7 +186,7 @@ export function walkSessions(
     }
   }
   // What the sessions dir no longer has, or what could not be listed, leaves the memo.
-  if (roots.fresh) {
+  if (live !== undefined) {
     for (const p of [...memo.paths()]) if (p.startsWith(under) && !live.has(p)) memo.drop(p);
   } else {
     for (const dir of gone) memo.drop(dir);
@@ -237,6 +240,12 @@ export async function discoverCline(
       code: `index-${index.status}`,
       detail: index.problem ?? index.status,
     });
+  } else if (index.status === "ok" && index.problem !== undefined) {
+    // A whole read that skipped rows (no session_id): counted too.
+    problems.push({ path: index.dbPath, code: "index-rows-skipped", detail: index.problem });
+  }
+  if (index.cacheProblem !== undefined) {
+    problems.push({ path: index.dbPath, code: "index-not-remembered", detail: index.cacheProblem });
   }
   const byId = new Map<string, IndexRow>();
   for (const r of index.rows) byId.set(r.sessionId, r);
@@ -249,9 +258,11 @@ export async function discoverCline(
   const seen = new Set<string>();
   const identity = canonicalizer(sessionsDir);
   const walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
-  const walkedPlain = new Set(walkedDocs.filter((d) => d.plain).map((d) => d.path));
+  const walkedPlain = new Set<string>();
+  for (const d of walkedDocs) if (d.plain) walkedPlain.add(d.path);
+  const walked = (path: string): boolean => walkedPlain.has(path);
   for (const row of index.rows) {
-    const p = locateIndexedDocument(row, sessionsDir, (path) => walkedPlain.has(path));
+    const p = locateIndexedDocument(row, sessionsDir, walked);
     if (p === undefined) {
       if (row.messagesPath !== null && row.messagesPath !== "") {
         problems.push({

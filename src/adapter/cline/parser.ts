@@ -278,13 +278,21 @@ class TurnBuilder {
   private readonly turns: AgentTurn[] = [];
   private current: { turnId: string; startMs: number; endMs: number } | undefined;
 
-  constructor(
-    private readonly sessionId: string,
-    private readonly rootSessionId: string,
-    private readonly agent: string,
-    private readonly project: string,
-    private readonly path: string,
-  ) {}
+  // Plain fields, not parameter properties: Node's type stripping (the background reader's
+  // worker run from the sources, in tests) has none.
+  private readonly sessionId: string;
+  private readonly rootSessionId: string;
+  private readonly agent: string;
+  private readonly project: string;
+  private readonly path: string;
+
+  constructor(sessionId: string, rootSessionId: string, agent: string, project: string, path: string) {
+    this.sessionId = sessionId;
+    this.rootSessionId = rootSessionId;
+    this.agent = agent;
+    this.project = project;
+    this.path = path;
+  }
 
   open(turnId: string, ts: number): void {
     this.finish(true);

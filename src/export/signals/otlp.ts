@@ -1,28 +1,33 @@
 /**
  * The SDK's OTLP log and span exporters, built from resolved settings (src/config/otlp.ts) the
- * way the metric exporter is (src/export/otlp-exporters.ts): every option explicit.
+ * way the metric exporter is (src/export/otlp-exporters.ts): every option explicit, and only the
+ * chosen protocol's exporter loaded.
  */
-import { OTLPLogExporter as OtlpGrpcLogExporter } from "@opentelemetry/exporter-logs-otlp-grpc";
-import { OTLPLogExporter as OtlpJsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
-import { OTLPLogExporter as OtlpProtoLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
-import { OTLPTraceExporter as OtlpGrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
-import { OTLPTraceExporter as OtlpJsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { OTLPTraceExporter as OtlpProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import type { LogRecordExporter } from "@opentelemetry/sdk-logs";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { OtlpSettings } from "../../config/otlp.ts";
 import { grpcExporterOptions as grpcOptions, httpExporterOptions as httpOptions } from "../otlp-exporters.ts";
 
-export function createOtlpLogExporter(s: OtlpSettings): LogRecordExporter {
-  if (s.protocol === "grpc") return new OtlpGrpcLogExporter(grpcOptions(s));
-  return s.protocol === "http/json"
-    ? new OtlpJsonLogExporter(httpOptions(s))
-    : new OtlpProtoLogExporter(httpOptions(s));
+export async function createOtlpLogExporter(s: OtlpSettings): Promise<LogRecordExporter> {
+  if (s.protocol === "grpc") {
+    const { OTLPLogExporter } = await import("@opentelemetry/exporter-logs-otlp-grpc");
+    return new OTLPLogExporter(await grpcOptions(s));
+  }
+  const { OTLPLogExporter } =
+    s.protocol === "http/json"
+      ? await import("@opentelemetry/exporter-logs-otlp-http")
+      : await import("@opentelemetry/exporter-logs-otlp-proto");
+  return new OTLPLogExporter(httpOptions(s));
 }
 
-export function createOtlpSpanExporter(s: OtlpSettings): SpanExporter {
-  if (s.protocol === "grpc") return new OtlpGrpcTraceExporter(grpcOptions(s));
-  return s.protocol === "http/json"
-    ? new OtlpJsonTraceExporter(httpOptions(s))
-    : new OtlpProtoTraceExporter(httpOptions(s));
+export async function createOtlpSpanExporter(s: OtlpSettings): Promise<SpanExporter> {
+  if (s.protocol === "grpc") {
+    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-grpc");
+    return new OTLPTraceExporter(await grpcOptions(s));
+  }
+  const { OTLPTraceExporter } =
+    s.protocol === "http/json"
+      ? await import("@opentelemetry/exporter-trace-otlp-http")
+      : await import("@opentelemetry/exporter-trace-otlp-proto");
+  return new OTLPTraceExporter(httpOptions(s));
 }

@@ -5,8 +5,8 @@
  * With both signals `none` (the default) nothing is built and nothing runs.
  */
 import type { Resource } from "@opentelemetry/resources";
-import { ConsoleLogRecordExporter, type ReadableLogRecord } from "@opentelemetry/sdk-logs";
-import { ConsoleSpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
+import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import type { ProjectMode } from "../../config/config.ts";
 import type { OtlpSettings } from "../../config/otlp.ts";
 import type { SignalConfig, SignalsConfig } from "../../config/signals.ts";
@@ -27,8 +27,10 @@ export interface SignalPipelineOptions {
   readonly serviceVersion: string;
   readonly now?: () => number;
   /** Replace the SDK exporters (tests). */
-  readonly logExporter?: (s: OtlpSettings) => RecordSink<ReadableLogRecord>;
-  readonly spanExporter?: (s: OtlpSettings) => RecordSink<ReadableSpan>;
+  readonly logExporter?: (
+    s: OtlpSettings,
+  ) => RecordSink<ReadableLogRecord> | Promise<RecordSink<ReadableLogRecord>>;
+  readonly spanExporter?: (s: OtlpSettings) => RecordSink<ReadableSpan> | Promise<RecordSink<ReadableSpan>>;
 }
 
 const LOG_KINDS: ReadonlySet<SignalKind> = new Set(["chat", "tool", "compaction"]);
@@ -80,7 +82,15 @@ export class SignalPipeline {
     return this.destinations.length > 0;
   }
 
-  static create(cfg: SignalsConfig, ledger: Ledger, opts: SignalPipelineOptions): SignalPipeline {
+  /**
+   * The destinations of the configured signals. The SDK's log and span packages and the chosen
+   * exporters are loaded here, only for a signal that is on (both are off by default).
+   */
+  static async create(
+    cfg: SignalsConfig,
+    ledger: Ledger,
+    opts: SignalPipelineOptions,
+  ): Promise<SignalPipeline> {
     const store = ledger.signals;
     const wanted = cfg.logs.exporters.length + cfg.traces.exporters.length;
     if (wanted === 0 || store === undefined) return new SignalPipeline([]);
@@ -124,8 +134,8 @@ export class SignalPipeline {
     for (const name of cfg.logs.exporters) {
       const sink: RecordSink<ReadableLogRecord> =
         name === "otlp" && cfg.logs.otlp
-          ? (opts.logExporter ?? createOtlpLogExporter)(cfg.logs.otlp)
-          : new ConsoleLogRecordExporter();
+          ? await (opts.logExporter ?? createOtlpLogExporter)(cfg.logs.otlp)
+          : new (await import("@opentelemetry/sdk-logs")).ConsoleLogRecordExporter();
       add("logs", cfg.logs, name, sink, LOG_KINDS, (rows, observedMs) =>
         rows.flatMap((r) => toLogRecord(r, recordCtx, observedMs) ?? []),
       );
@@ -133,8 +143,8 @@ export class SignalPipeline {
     for (const name of cfg.traces.exporters) {
       const sink: RecordSink<ReadableSpan> =
         name === "otlp" && cfg.traces.otlp
-          ? (opts.spanExporter ?? createOtlpSpanExporter)(cfg.traces.otlp)
-          : new ConsoleSpanExporter();
+          ? await (opts.spanExporter ?? createOtlpSpanExporter)(cfg.traces.otlp)
+          : new (await import("@opentelemetry/sdk-trace")).ConsoleSpanExporter();
       add("traces", cfg.traces, name, sink, SPAN_KINDS, (rows) => rows.map((r) => toSpan(r, recordCtx)));
     }
     return new SignalPipeline(destinations);

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../../src/adapter/cline/adapter.ts";
 import {
@@ -33,6 +34,7 @@ import {
   type ListingStore,
   listingHolds,
   type StoredListing,
+  sameMark,
 } from "../../../src/adapter/listings.ts";
 import type { Problem } from "../../../src/adapter/types.ts";
 import { runPass } from "../../../src/collector/pass.ts";
@@ -281,6 +283,34 @@ describe("listingHolds", () => {
     expect(listingHolds(l, stat({ dev: 4 }))).toBe(false);
     expect(listingHolds(undefined, stat({}))).toBe(false);
   });
+  it("sameMark(mark, s) is exactly mark === dirMark(s), without formatting the stat", () => {
+    const num = fc.oneof(
+      fc.integer({ min: 0, max: 2 ** 40 }),
+      fc.double({ min: 0, max: 4e12, noNaN: true }),
+      fc.constantFrom(0, 1_796_133_895_517.5256, 1_796_133_895_517.5254),
+    );
+    const st = fc.record({ dev: num, ino: num, mtimeMs: num, ctimeMs: num });
+    fc.assert(
+      fc.property(st, st, (a, b) => {
+        const sa = stat(a);
+        const sb = stat(b);
+        expect(sameMark(dirMark(sa), sa)).toBe(true);
+        expect(sameMark(dirMark(sa), sb)).toBe(dirMark(sa) === dirMark(sb));
+      }),
+    );
+    for (const bad of [
+      "",
+      ":::",
+      "1:2:3",
+      "1:2:3:4:5",
+      ":2:1000000:1000000",
+      "1:2:1000000:",
+      "1::1000000:1000000",
+    ]) {
+      expect(sameMark(bad, stat({ dev: 0, ino: 0, mtimeMs: 0, ctimeMs: 0 })), bad).toBe(false);
+    }
+    expect(sameMark("1:2:1000000:1000000", stat({}))).toBe(true);
+  });
 });
 
 describe("the ledger's listings across restarts (runPass)", () => {
@@ -356,7 +386,7 @@ describe("the ledger's listings across restarts (runPass)", () => {
     const s = w.listings as ListingStore;
     s.save("x", new Map([["/a", { mark: "m", takenMs: 5, entries: "fa.messages.json" }]]), []);
     s.save("x", new Map([["/b", { mark: "n", takenMs: 6, entries: "" }]]), ["/a"]);
-    expect([...s.load("x")]).toEqual([["/b", { mark: "n", takenMs: 6, entries: "" }]]);
+    expect([...s.load("x")].map(([p, l]) => [p, l.mark, l.takenMs, l.entries])).toEqual([["/b", "n", 6, ""]]);
     expect(s.load("y").size).toBe(0);
     w.close();
     const ro = Ledger.open(state, { readOnly: true });

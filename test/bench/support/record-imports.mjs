@@ -1,5 +1,7 @@
 // Loaded with `node --import` into a CLI process under test: records every module URL the
-// process resolves and, at exit, writes them one per line to $CLINE_OTEL_IMPORTS_OUT.
+// process resolves and, at exit, writes them one per line to $CLINE_OTEL_IMPORTS_OUT, with the
+// public builtins Node loaded however they were asked for (an import, require, or
+// process.getBuiltinModule, as the bundle does for commander's node:child_process) as `node:<id>`.
 import { writeFileSync } from "node:fs";
 import { registerHooks } from "node:module";
 
@@ -13,5 +15,9 @@ registerHooks({
   },
 });
 process.on("exit", () => {
+  for (const m of process.moduleLoadList) {
+    const id = /^NativeModule ([^/]+)$/.exec(m)?.[1];
+    if (id !== undefined && !id.startsWith("internal")) seen.add(`node:${id}`);
+  }
   if (out) writeFileSync(out, `${[...seen].join("\n")}\n`);
 });

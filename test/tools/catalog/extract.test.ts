@@ -108,8 +108,8 @@ describe("extractCatalog", () => {
   it("renders a module that imports back to the same prices", async () => {
     const file = join(dir, "catalog.generated.ts");
     writeFileSync(file, renderCatalog(cat, { source: "@cline/llms@test", generatedFrom: "dist/index.js" }));
-    const mod = (await import(pathToFileURL(file).href)) as { CLINE_LLMS_CATALOG: GeneratedCatalog };
-    const g = mod.CLINE_LLMS_CATALOG;
+    const mod = (await import(pathToFileURL(file).href)) as { clineLlmsCatalog: () => GeneratedCatalog };
+    const g = mod.clineLlmsCatalog();
     expect(g.source).toBe("@cline/llms@test");
     expect(Object.isFrozen(g.prices["openai-native"]?.["gpt-x"])).toBe(true);
     const t = catalogPriceTable(g);

@@ -12,6 +12,7 @@ import { checkpointOf, readWhole, statFile } from "../../fingerprint.ts";
 import type { ListingStore } from "../../listings.ts";
 import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
 import { createClineAdapter } from "../adapter.ts";
+import { persistedIndexRead } from "../index-cache.ts";
 import { cachedIndexReader, type IndexReader } from "../index-db.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
 import { createSessionResolver, listCaptureFiles, type SessionResolver } from "./discover.ts";
@@ -175,6 +176,8 @@ export function createClineCapturesAdapter(opts: CapturesAdapterOptions): Adapte
       if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
       return collect(source);
     },
+    // A capture is written once: one with a checkpoint is never opened again.
+    unchangedNow: () => true,
   };
 }
 
@@ -196,6 +199,7 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
       };
     },
     collectIncremental: (s, cp) => pick(s).collectIncremental(s, cp),
+    unchangedNow: (s, cp) => pick(s).unchangedNow?.(s, cp) ?? false,
   };
 }
 
@@ -209,7 +213,8 @@ export function createClineSurfaces(
   /** Where discovery's listings persist (the ledger's; see createClineAdapter). */
   listings?: ListingStore,
 ): Adapter {
-  const readIndex = cachedIndexReader();
+  // With a store, the index read is remembered across processes too (index-cache.ts).
+  const readIndex = cachedIndexReader(listings ? persistedIndexRead(listings) : undefined);
   return withCaptures(
     createClineAdapter(cline, readIndex, listings),
     createClineCapturesAdapter({

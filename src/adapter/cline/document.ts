@@ -1,0 +1,54 @@
+/**
+ * Reading one messages document: the allow-list scan (src/scan) and the parser, nothing else.
+ * Its own module so the background reader's worker (document-worker.ts) loads only this, the
+ * scanner and the parser, not discovery or the index reader.
+ */
+import { ScanError, scanFile } from "../../scan/scanner.ts";
+import { checkpointOf, readWhole } from "../fingerprint.ts";
+import type { Observation, Source } from "../types.ts";
+import { isUsageSource } from "./compaction/files.ts";
+import { parseMessagesDocument } from "./parser.ts";
+import { messagesDocumentSchema } from "./schema.ts";
+
+function failed(source: Source, code: string, detail: string): Observation {
+  return { status: "failed", source, problem: { path: source.path, code, detail } };
+}
+
+/** Read one document in full. Torn, vanished or unreadable documents fail (retried next pass). */
+export async function collectDocument(source: Source): Promise<Observation> {
+  // Defence in depth behind discovery: a compaction file (or anything else) is never parsed for usage.
+  if (!isUsageSource(source.path)) {
+    return failed(source, "not-a-usage-source", "only *.messages.json documents carry usage events");
+  }
+  let result: Awaited<ReturnType<typeof scanFile<typeof messagesDocumentSchema>>>;
+  try {
+    result = await scanFile(source.path, messagesDocumentSchema);
+  } catch (e) {
+    if (e instanceof ScanError) {
+      const code =
+        e.code === "truncated" || e.code === "syntax" || e.code === "empty"
+          ? "partial-document"
+          : e.code === "io" && /ENOENT/.test(e.message)
+            ? "vanished"
+            : e.code === "io"
+              ? "unreadable"
+              : e.code;
+      return failed(source, code, e.message);
+    }
+    throw e;
+  }
+  // Cline writes in place (truncate + write): a read that raced a rewrite is retried.
+  if (!readWhole(result)) {
+    return failed(source, "changed-during-read", "the document was rewritten while being read");
+  }
+  const parsed = parseMessagesDocument(result.value, source.path, source.hint);
+  return {
+    status: "read",
+    source,
+    checkpoint: checkpointOf(source.path, result.statBefore),
+    events: parsed.events,
+    toolCalls: parsed.toolCalls,
+    problems: parsed.problems,
+    signals: parsed.signals,
+  };
+}
