@@ -1,20 +1,13 @@
-/**
- * GenAI bucket counts inline (src/ledger/genai.ts, the genai_histograms migration of
- * src/ledger/schema.ts): a ledger whose series and buckets are still the two tables of before
- * migrates to exactly the same histograms, a second run of the migration changes nothing, and a
- * commit that fails half-way through its GenAI upserts leaves no partial count behind.
- */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { translateGenai } from "../../src/export/genai/metrics.ts";
 import { GENAI_BOUNDARIES, GENAI_BUCKET_COLUMNS } from "../../src/ledger/genai.ts";
-import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
+import { LEDGER_FILE } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
 import { toHistograms } from "../helpers/genai-rows.ts";
+import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,
   LEAD_PATH,
@@ -28,29 +21,7 @@ import {
   toolResult,
 } from "../helpers/signal-docs.ts";
 
-const dirs: string[] = [];
-const ledgers: Ledger[] = [];
-afterEach(() => {
-  for (const l of ledgers.splice(0)) l.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function stateDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "genai-inline-"));
-  dirs.push(d);
-  return d;
-}
-
-function open(dir: string): { l: Ledger; s: Signals } {
-  const l = Ledger.open(dir);
-  ledgers.push(l);
-  return { l, s: l.signals as Signals };
-}
-
-function close(l: Ledger): void {
-  ledgers.splice(ledgers.indexOf(l), 1);
-  l.close();
-}
+const { stateDir, open, close } = scopedLedgers("genai-inline");
 
 /** The version before the migration that puts the buckets inline. */
 const INLINE_VERSION = MIGRATIONS.findIndex((m) => m.includes("CREATE TABLE IF NOT EXISTS genai_histograms"));
@@ -284,9 +255,8 @@ describe("GenAI buckets inline: the upserts", () => {
   it("the table has a column for every bucket of the longest boundary list", () => {
     const longest = Math.max(...Object.values(GENAI_BOUNDARIES).map((b) => b.length));
     expect(GENAI_BUCKET_COLUMNS).toBe(longest + 1);
-    const { l } = open(stateDir());
-    close(l);
-    const dir = dirs.at(-1) as string;
+    const dir = stateDir();
+    close(open(dir).l);
     const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
     const cols = (db.prepare("SELECT name FROM pragma_table_info('genai_rows')").all() as { name: string }[])
       .map((c) => c.name)

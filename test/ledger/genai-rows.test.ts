@@ -1,21 +1,12 @@
-/**
- * GenAI request rows (src/ledger/genai.ts, the genai_rows migration of src/ledger/schema.ts): a
- * request's three series (input and output token usage, operation duration) of one session,
- * model and provider are one ledger row. A v12 ledger (one row per series) migrates to the same
- * exported histograms, a second run changes nothing, the migrated rows keep counting, the
- * cumulative pages hold whole rows and every live series once, and a commit that fails after its
- * request rows leaves no partial count.
- */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { translateGenai } from "../../src/export/genai/metrics.ts";
-import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
+import { LEDGER_FILE, type Ledger } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
 import { toHistograms } from "../helpers/genai-rows.ts";
+import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,
   LEAD_PATH,
@@ -28,29 +19,7 @@ import {
   toolResult,
 } from "../helpers/signal-docs.ts";
 
-const dirs: string[] = [];
-const ledgers: Ledger[] = [];
-afterEach(() => {
-  for (const l of ledgers.splice(0)) l.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function stateDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "genai-rows-"));
-  dirs.push(d);
-  return d;
-}
-
-function open(dir: string): { l: Ledger; s: Signals } {
-  const l = Ledger.open(dir);
-  ledgers.push(l);
-  return { l, s: l.signals as Signals };
-}
-
-function close(l: Ledger): void {
-  ledgers.splice(ledgers.indexOf(l), 1);
-  l.close();
-}
+const { stateDir, open, close } = scopedLedgers("genai-rows");
 
 /** The schema version before the migration to genai_rows. */
 const ROWS_VERSION = MIGRATIONS.findIndex((m) => m.includes("CREATE TABLE IF NOT EXISTS genai_rows"));
