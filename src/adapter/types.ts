@@ -235,6 +235,12 @@ export interface Source {
   readonly hint: SessionHint;
   /** What it is, for the pass's counts: a document (default) or a request-capture file. */
   readonly kind?: "document" | "capture-file";
+  /**
+   * A source listed before this one whose rows this one's commit relies on (a compaction file's
+   * document: its model comes from the document's events). When that source fails in a pass,
+   * this one is not committed in it either: retried next pass, reported as `deferred`.
+   */
+  readonly after?: string;
 }
 
 /** A per-message or per-source problem: counted and reported, never silently skipped. */

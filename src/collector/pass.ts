@@ -134,6 +134,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   const checkpointsPruned = pruneGone(ledger, sources, listings);
   boundYoungGeneration();
   const failedPaths: string[] = [];
+  const failedNow = new Set<string>();
   let read = 0;
   let unchanged = 0;
   let eventsAdded = 0;
@@ -213,6 +214,16 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
     else if (obs.status === "failed") {
       problems.push(obs.problem);
       failedPaths.push(source.path);
+      failedNow.add(source.path);
+    } else if (source.after !== undefined && failedNow.has(source.after)) {
+      // What it relies on was not committed: not this one either (no checkpoint: read again).
+      problems.push({
+        path: source.path,
+        code: "deferred",
+        detail: `${source.after} could not be read in this pass; this file is read with it next pass`,
+      });
+      failedPaths.push(source.path);
+      failedNow.add(source.path);
     } else {
       batch.push({ obs, capture });
       batchRows += obs.events.length + obs.toolCalls.length + 1;

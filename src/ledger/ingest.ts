@@ -4,7 +4,7 @@ import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
 import { SERIES_KEY } from "./series.ts";
-import { type Inserted, type Signals, turnKeysOf } from "./signals.ts";
+import { type DocumentIndex, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 
@@ -87,28 +87,30 @@ export class Ingest {
     const sums = new SeriesSums();
     // What these INSERTs added is what the signal queue takes as new (Signals.record).
     const inserted: { events: UsageEvent[]; calls: Set<string> } = { events: [], calls: new Set() };
-    // A request's signal record is its events row (seq, turn, start), written with it.
-    const turnKeys =
-      o.signals !== undefined && this.signals !== undefined ? turnKeysOf(o.signals) : undefined;
+    // A request's signal record is its events row (seq, turn, start), and a call's read with its
+    // result its tool_calls row: written with them.
+    const index =
+      o.signals !== undefined && this.signals !== undefined ? indexDocument(o.signals) : undefined;
     for (const e of o.events) {
       batch.set(e.dedupKey, e);
-      if (this.insertEvent(e, adapter, nowMs, sums, turnKeys)) {
+      if (this.insertEvent(e, adapter, nowMs, sums, index?.turnKeys)) {
         eventsAdded++;
         added.add(e.dedupKey);
         inserted.events.push(e);
       }
     }
     for (const c of o.toolCalls) {
-      const r = this.insertCall(c, batch, added, nowMs, sums);
+      const r = this.insertCall(c, batch, added, nowMs, sums, index);
       if (r === "added") {
         callsAdded++;
         inserted.calls.add(c.callKey);
       } else if (r === "upgraded") callsUpgraded++;
     }
     // Times, results and turns for the events and traces, in the same transaction as the rows.
-    if (o.signals !== undefined)
+    if (o.signals !== undefined && index !== undefined)
       this.signals?.record(
         o.signals,
+        index,
         o.source.path,
         o.events,
         o.toolCalls,
@@ -191,6 +193,7 @@ export class Ingest {
     added: ReadonlySet<string>,
     nowMs: number,
     sums: SeriesSums,
+    index: DocumentIndex | undefined,
   ): "added" | "upgraded" | "known" {
     let paid: Components | undefined;
     if (c.usageKey !== "") {
@@ -208,7 +211,12 @@ export class Ingest {
         }
       : ZERO;
     const known = paid ? 1 : 0;
-    const info = this.st.insertCall.run({
+    const record =
+      index !== undefined && this.signals !== undefined ? this.signals.callRecord(c, index) : undefined;
+    // Without signals (an adapter without them), the row without its record columns.
+    const insert = record === undefined ? this.st.insertCall : this.st.insertCallRecord;
+    const info = insert.run({
+      ...record,
       callKey: c.callKey,
       usageKey: paid ? c.usageKey : "",
       sessionId: c.sessionId,
@@ -228,6 +236,7 @@ export class Ingest {
       known,
     });
     if (info.changes > 0) {
+      if (record !== undefined && record.signalSeq !== null) this.signals?.claimSeq();
       sums
         .toolOf(c.sessionId, c.agent, c.project, c.model, c.provider, c.toolName, known)
         .add(share, 1, c.timestampMs);
@@ -263,6 +272,10 @@ export class Ingest {
 }
 
 const ZERO: Components = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+const CALL_COLUMNS = `call_key, usage_key, session_id, agent, tool_name, ts_ms, divisor, model, provider, project,
+  share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms, first_known`;
+const CALL_VALUES = `@callKey, @usageKey, @sessionId, @agent, @toolName, @tsMs, @divisor, @model, @provider,
+  @project, @shareInput, @shareOutput, @shareCacheRead, @shareCacheWrite, @sourcePath, @nowMs, @known`;
 
 function prepare(db: Database.Database) {
   return {
@@ -279,10 +292,13 @@ function prepare(db: Database.Database) {
       "SELECT input, output, cache_read AS cacheRead, cache_write AS cacheWrite FROM events WHERE dedup_key = @key",
     ),
     insertCall: db.prepare(
-      `INSERT INTO tool_calls (call_key, usage_key, session_id, agent, tool_name, ts_ms, divisor, model, provider,
-         project, share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms, first_known)
-       VALUES (@callKey, @usageKey, @sessionId, @agent, @toolName, @tsMs, @divisor, @model, @provider,
-         @project, @shareInput, @shareOutput, @shareCacheRead, @shareCacheWrite, @sourcePath, @nowMs, @known)
+      `INSERT INTO tool_calls (${CALL_COLUMNS}) VALUES (${CALL_VALUES}) ON CONFLICT (call_key) DO NOTHING`,
+    ),
+    // With its signal record columns (Signals.callRecord: all NULL while the call is open).
+    insertCallRecord: db.prepare(
+      `INSERT INTO tool_calls (${CALL_COLUMNS}, signal_seq, end_ms, outcome, cancelled, turn_key, message_id,
+         tool_use_id)
+       VALUES (${CALL_VALUES}, @signalSeq, @endMs, @outcome, @cancelled, @turnKey, @messageId, @toolUseId)
        ON CONFLICT (call_key) DO NOTHING`,
     ),
     upgradeCall: db.prepare(

@@ -787,6 +787,72 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX events_signal_seq ON events (signal_seq) WHERE signal_seq IS NOT NULL;
   DROP INDEX IF EXISTS signal_queue_chat;
   `,
+  // Tool calls leave the signal queue too (docs/performance.md "Signals ingest"): a final call's
+  // record is its tool_calls row (signal_seq from the one sequence, its end, outcome, cut-off
+  // flag, turn and ids), written by the INSERT that stores a call read with its result (a
+  // backfill: every call), or by the UPDATE that makes a later one final. Every tool queue row
+  // moves onto its call keeping its seq (every watermark, tool_outcome_state.counted_seq and
+  // export_state.final_call_watermark included, stays valid) and leaves the queue. Rebuilt like
+  // events above, re-runnable the same way (ids kept: they are the tool delta's call watermark).
+  `
+  DROP TABLE IF EXISTS tool_calls_signal;
+  CREATE TABLE tool_calls_signal (
+    id           INTEGER PRIMARY KEY,
+    call_key     TEXT NOT NULL UNIQUE,
+    usage_key    TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    agent        TEXT NOT NULL,
+    tool_name    TEXT NOT NULL,
+    ts_ms        INTEGER NOT NULL,
+    divisor      INTEGER NOT NULL CHECK (divisor >= 1),
+    model        TEXT NOT NULL,
+    provider     TEXT NOT NULL,
+    project      TEXT NOT NULL,
+    share_input  REAL NOT NULL,
+    share_output REAL NOT NULL,
+    share_cache_read  REAL NOT NULL,
+    share_cache_write REAL NOT NULL,
+    source_path  TEXT NOT NULL,
+    ingested_ms  INTEGER NOT NULL,
+    first_known  INTEGER NOT NULL DEFAULT 1 CHECK (first_known IN (0, 1)),
+    -- The call's place in the signal delivery order once it is final (NULL: not final yet).
+    signal_seq   INTEGER,
+    end_ms       INTEGER,
+    outcome      TEXT CHECK (outcome IN ('success', 'failure', 'unknown')),
+    cancelled    INTEGER CHECK (cancelled IN (0, 1)),
+    -- NULL on a final call: its paying request's (events.turn_key, message_id: the same message).
+    turn_key     TEXT,
+    message_id   TEXT,
+    tool_use_id  TEXT
+  ) STRICT;
+  INSERT INTO tool_calls_signal
+    SELECT x.id, x.call_key, x.usage_key, x.session_id, x.agent, x.tool_name, x.ts_ms, x.divisor, x.model,
+      x.provider, x.project, x.share_input, x.share_output, x.share_cache_read, x.share_cache_write,
+      x.source_path, x.ingested_ms, x.first_known,
+      IFNULL(q.seq, x.signal_seq),
+      CASE WHEN q.seq IS NULL THEN x.end_ms ELSE q.end_ms END,
+      CASE WHEN q.seq IS NULL THEN x.outcome ELSE q.outcome END,
+      CASE WHEN q.seq IS NULL THEN x.cancelled ELSE q.cancelled END,
+      CASE WHEN q.seq IS NULL THEN x.turn_key ELSE q.turn_key END,
+      CASE WHEN q.seq IS NULL THEN x.message_id ELSE q.message_id END,
+      CASE WHEN q.seq IS NULL THEN x.tool_use_id ELSE q.tool_use_id END
+    FROM (SELECT * FROM tool_calls NATURAL LEFT JOIN (SELECT NULL AS signal_seq, NULL AS end_ms,
+            NULL AS outcome, NULL AS cancelled, NULL AS turn_key, NULL AS message_id, NULL AS tool_use_id)) x
+      -- A call's first queue row (the queue has no UNIQUE index: never two, but a copy must not fail).
+      LEFT JOIN (SELECT ref_key, MIN(seq) AS seq FROM signal_queue WHERE kind = 'tool' GROUP BY ref_key) m
+        ON m.ref_key = x.call_key
+      LEFT JOIN signal_queue q ON q.seq = m.seq
+    ORDER BY x.id;
+  DELETE FROM signal_queue WHERE kind = 'tool'
+    AND ref_key IN (SELECT call_key FROM tool_calls_signal WHERE signal_seq IS NOT NULL);
+  DELETE FROM signal_unqueued WHERE kind = 'tool'
+    AND ref_key IN (SELECT call_key FROM tool_calls_signal WHERE signal_seq IS NOT NULL);
+  DROP TABLE tool_calls;
+  ALTER TABLE tool_calls_signal RENAME TO tool_calls;
+  CREATE INDEX tool_calls_awaiting_usage ON tool_calls (usage_key) WHERE first_known = 0;
+  CREATE INDEX tool_calls_ts ON tool_calls (ts_ms);
+  CREATE INDEX tool_calls_signal_seq ON tool_calls (signal_seq) WHERE signal_seq IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,14 +1,15 @@
 /**
- * The writes of signal_queue (src/ledger/signals.ts): the final records of one transaction are
- * buffered in the order they became final and written at its end, up to QUEUE_ROWS per INSERT.
- * seq is the rowid, given here from the one delivery sequence that requests share (a request's
- * record is its events row: events.signal_seq, taken with `take`), so every exporter's watermark
- * stays one seq over both tables.
+ * The writes of signal_queue (src/ledger/signals.ts): the final records of one transaction that
+ * are queue rows (turns and compactions) are buffered in the order they became final and written
+ * at its end, up to QUEUE_ROWS per INSERT. seq is the rowid, given here from the one delivery
+ * sequence that requests and calls share (their records are their events and tool_calls rows:
+ * signal_seq, taken with `take`), so every exporter's watermark stays one seq over the three
+ * tables.
  *
- * Why buffered and positional: a queue row is small and the ledger writes one per request and
- * per call (112,000 on the 10,000-session backfill); in better-sqlite3 each run is a native call
- * and each named parameter a property lookup from native code, which cost about as much as
- * SQLite's insert itself (docs/performance.md "Signals ingest").
+ * Why buffered and positional: in better-sqlite3 each run is a native call and each named
+ * parameter a property lookup from native code, which cost about as much as SQLite's insert of a
+ * small row (docs/performance.md "Signals ingest"); it mattered when every request and call was a
+ * queue row (112,000 on the 10,000-session backfill).
  */
 import type Database from "better-sqlite3";
 import type { ToolOutcome } from "../adapter/timing.ts";

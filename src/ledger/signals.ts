@@ -6,8 +6,11 @@
  * compaction when it is recorded), in the order they became final. The exporters of those signals deliver the queue exactly once,
  * each with its own watermark (`signal_delivery`), committed with the export result. A request's
  * record is not a queue row but its events row (`signal_seq`, `turn_key`, `start_ms`, written by
- * Ingest with the event): one sequence numbers both tables, so a batch is "every record with seq
- * > watermark, from both, in seq order" and a watermark stays one number.
+ * Ingest with the event), and a call's its tool_calls row (`signal_seq`, `end_ms`, `outcome`,
+ * `cancelled`, `turn_key`, `message_id`, `tool_use_id`: written by Ingest's INSERT when the call
+ * is read with its result, else by `finalCall`): one sequence numbers the three tables, so a
+ * batch is "every record with seq > watermark, from all three, in seq order" and a watermark
+ * stays one number. signal_queue holds the turns and compactions.
  *
  * Written in the same transaction as the source's events (Ingest calls `record`), so a crash can
  * neither lose a record nor queue one twice: each record is queued by the statement that makes it
@@ -101,6 +104,38 @@ export interface SignalBatch {
   readonly skipped: number;
 }
 
+/** A document's signals indexed once per commit (Ingest and `record` share it). */
+export interface DocumentIndex {
+  /** Turn keys by their prompt's id: the turn of a request or call. */
+  readonly turnKeys: ReadonlyMap<string, string>;
+  /** Results by call key: a call read with its result is final at once. */
+  readonly results: ReadonlyMap<string, ToolResult>;
+}
+
+/**
+ * The signal columns of a tool_calls row (all null: not final when read, or no signals). A call
+ * read with its result is final at once: its record is written by the INSERT that stores it.
+ */
+export interface CallRecord {
+  readonly signalSeq: number | null;
+  readonly endMs: number | null;
+  readonly outcome: ToolOutcome | null;
+  readonly cancelled: 0 | 1 | null;
+  readonly turnKey: string | null;
+  readonly messageId: string | null;
+  readonly toolUseId: string | null;
+}
+
+const OPEN_CALL: CallRecord = Object.freeze({
+  signalSeq: null,
+  endMs: null,
+  outcome: null,
+  cancelled: null,
+  turnKey: null,
+  messageId: null,
+  toolUseId: null,
+});
+
 /** What a commit's INSERTs added (Ingest): the facts that make a request or a call new. */
 export interface Inserted {
   /** The events the commit inserted, in order (each once). */
@@ -141,6 +176,18 @@ interface TurnRow {
 /** A document's turns by their prompt's id: the turn key of a request or call. */
 export function turnKeysOf(doc: DocumentSignals): Map<string, string> {
   return new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
+}
+
+/** A document's turn keys and results by call, built once per commit of it. */
+export function indexDocument(doc: DocumentSignals): DocumentIndex {
+  return { turnKeys: turnKeysOf(doc), results: new Map(doc.toolResults.map((r) => [r.callKey, r])) };
+}
+
+/** Where a call read with `result` ends: final only with its result (undefined without one). */
+function endOnRead(c: ToolCall, result: ToolResult | undefined) {
+  return result === undefined
+    ? undefined
+    : toolCallEnd({ startMs: c.timestampMs, documentLastTsMs: 0 }, result, 0, 0);
 }
 
 /** The lead agent's name: its turns are the ones sub-agents and teammates nest under. */
@@ -190,6 +237,7 @@ export class Signals {
    */
   record(
     doc: DocumentSignals,
+    index: DocumentIndex,
     sourcePath: string,
     events: readonly UsageEvent[],
     calls: readonly ToolCall[],
@@ -205,7 +253,7 @@ export class Signals {
       agent: doc.agent,
       lastTsMs: doc.lastTsMs,
     });
-    const turnKeys = turnKeysOf(doc);
+    const { turnKeys, results } = index;
     // A request is final when read: the commit that inserted its event gave it its seq there
     // (Ingest: `requestSeq`), so what is left here is its GenAI observation.
     for (const e of inserted.events) this.observeChat(e);
@@ -218,27 +266,26 @@ export class Signals {
         this.queueLegacyChat(e, turnKeys.get(e.turnId ?? "") ?? "");
       }
     }
-    // A call read with its result on disk is final at once: one queue row, no lookup (the usual
-    // case, and the whole of a backfill). One without is kept open in signal_calls.
-    const results = new Map(doc.toolResults.map((r) => [r.callKey, r]));
+    // A call read with its result on disk is final at once: its INSERT wrote its record
+    // (`callRecord`; the usual case, and the whole of a backfill). One without is kept open in
+    // signal_calls until its result, turn end or quiet time makes it final (`finalCall`).
     const handled = new Set<string>();
     for (const c of calls) {
       if (handled.has(c.callKey)) continue;
       handled.add(c.callKey);
-      const r = results.get(c.callKey);
-      const end =
-        r === undefined ? undefined : toolCallEnd({ startMs: c.timestampMs, documentLastTsMs: 0 }, r, 0, 0);
-      if (inserted.calls.has(c.callKey) || (legacy && this.takeLegacy("tool", c.callKey))) {
+      const end = endOnRead(c, results.get(c.callKey));
+      const fresh = inserted.calls.has(c.callKey);
+      if (fresh || (legacy && this.takeLegacy("tool", c.callKey))) {
         const ids = {
           messageId: c.messageId ?? "",
           toolUseId: c.toolUseId ?? "",
           turnKey: turnKeys.get(c.turnId ?? "") ?? "",
         };
-        if (end?.final) this.queueCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
-        else {
+        if (!end?.final) {
           w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
           this.openCalls = true;
-        }
+        } else if (fresh) this.observeToolDuration(c, c.timestampMs, end.endMs, end.outcome);
+        else this.putCallRecord(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
       } else if (end?.final) {
         // Stored by an earlier read: final now if that read left it open (a no-op otherwise).
         this.finalCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false);
@@ -260,9 +307,31 @@ export class Signals {
     return this.queue.peek();
   }
 
-  /** Takes the seq `requestSeq` gave an events row just inserted. */
+  /** Takes the seq `requestSeq` (or a final `callRecord`) gave a row just inserted. */
   claimSeq(): void {
     this.queue.take();
+  }
+
+  /**
+   * The signal columns of a tool_calls row Ingest is about to insert (inside the commit
+   * transaction, with the observation's signals): a call read with its result is final, its
+   * seq the next one (taken by `claimSeq` once the INSERT inserted); one without is open.
+   */
+  callRecord(c: ToolCall, index: DocumentIndex): CallRecord {
+    const end = endOnRead(c, index.results.get(c.callKey));
+    if (!end?.final) return OPEN_CALL;
+    // A call whose message has metrics shares that message's id and turn with the request's
+    // events row (usage_key): not stored twice (the batch reads them from it; ~77 bytes a call).
+    const paid = c.usageKey !== "";
+    return {
+      signalSeq: this.queue.peek(),
+      endMs: Math.max(c.timestampMs, end.endMs),
+      outcome: end.outcome,
+      cancelled: 0,
+      turnKey: paid ? null : (index.turnKeys.get(c.turnId ?? "") ?? ""),
+      messageId: paid ? null : (c.messageId ?? ""),
+      toolUseId: c.toolUseId ?? "",
+    };
   }
 
   /** A request stored before its signals (signal_unqueued): its record now, on its events row. */
@@ -400,7 +469,7 @@ export class Signals {
 
   /**
    * Finalizes an open call (signal_calls): its `final` flag flipped 0 -> 1 is the guard (false:
-   * it was final already), then queued with its ids and dims from the ledger.
+   * it was final already), then its record written on its tool_calls row with its ids.
    */
   private finalCall(
     callKey: string,
@@ -413,12 +482,15 @@ export class Signals {
     const ids = w.closeCall.get({ callKey }) as CallIds | undefined;
     if (ids === undefined) return false;
     const dims = w.callDims.get({ callKey }) as CallDims | undefined;
-    this.queueCall(callKey, tsMs, endMs, outcome, cancelled, dims, ids);
+    this.putCallRecord(callKey, tsMs, endMs, outcome, cancelled, dims, ids);
     return true;
   }
 
-  /** Queues a call that just became final (its caller holds the guard) and observes its duration. */
-  private queueCall(
+  /**
+   * Writes the record of a stored call that just became final (its caller holds the guard) on
+   * its tool_calls row, numbered next, and observes its duration.
+   */
+  private putCallRecord(
     callKey: string,
     tsMs: number,
     endMs: number,
@@ -427,32 +499,34 @@ export class Signals {
     dims: CallDims | undefined,
     ids: CallIds,
   ): void {
-    this.queue.add({
-      kind: "tool",
-      refKey: callKey,
-      tsMs,
+    const info = this.writes().putCallRecord.run({
+      callKey,
+      seq: this.queue.peek(),
       endMs: Math.max(tsMs, endMs),
       outcome,
-      cancelled,
-      startMs: tsMs,
-      messageId: ids.messageId,
-      toolUseId: ids.toolUseId,
-      turnKey: ids.turnKey,
+      cancelled: cancelled ? 1 : 0,
+      ...ids,
     });
+    if (info.changes !== 1) return; // no such call (or final already): nothing numbered
+    this.queue.take();
+    if (dims !== undefined) this.observeToolDuration(dims, tsMs, endMs, outcome);
+  }
+
+  /** A final call's cline.tool.duration observation (none without a valid time). */
+  private observeToolDuration(dims: CallDims, tsMs: number, endMs: number, outcome: ToolOutcome): void {
     const d = durationMs(tsMs, Math.max(tsMs, endMs));
-    if (dims !== undefined && d !== undefined) {
-      this.genai.observeTool(
-        {
-          sessionId: dims.sessionId,
-          model: dims.model,
-          provider: dims.provider,
-          toolName: dims.toolName,
-          outcome,
-        },
-        d / 1000,
-        tsMs,
-      );
-    }
+    if (d === undefined) return;
+    this.genai.observeTool(
+      {
+        sessionId: dims.sessionId,
+        model: dims.model,
+        provider: dims.provider,
+        toolName: dims.toolName,
+        outcome,
+      },
+      d / 1000,
+      tsMs,
+    );
   }
 
   /**
@@ -558,7 +632,7 @@ export class Signals {
     return info.changes === 1 ? "committed" : "stale";
   }
 
-  /** Records by kind, queued or on events (tests, `paths --json`-style diagnostics). */
+  /** Records by kind, queued or on events and calls (tests, `paths --json`-style diagnostics). */
   queued(): Record<SignalKind, number> {
     const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0 };
     for (const r of this.reads().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] += r.n;
@@ -594,6 +668,12 @@ function prepareWrites(db: Database.Database) {
     openCall: db.prepare(
       `SELECT t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
        WHERE s.call_key = @callKey AND s.final = 0`,
+    ),
+    // A stored call's record (final now): one UPDATE, numbered once (signal_seq IS NULL).
+    putCallRecord: db.prepare(
+      `UPDATE tool_calls SET signal_seq = @seq, end_ms = @endMs, outcome = @outcome, cancelled = @cancelled,
+         turn_key = @turnKey, message_id = @messageId, tool_use_id = @toolUseId
+       WHERE call_key = @callKey AND signal_seq IS NULL`,
     ),
     // The guard of a late call: only the statement that flips it returns its ids.
     closeCall: db.prepare(
@@ -651,7 +731,8 @@ function prepareWrites(db: Database.Database) {
     // `IS NOT NULL`: MAX over the partial index (without it, SQLite scans every event).
     nextSeq: db.prepare(
       `SELECT max((SELECT IFNULL(MAX(seq), 0) FROM signal_queue),
-         (SELECT IFNULL(MAX(signal_seq), 0) FROM events WHERE signal_seq IS NOT NULL)) + 1 AS next`,
+         (SELECT IFNULL(MAX(signal_seq), 0) FROM events WHERE signal_seq IS NOT NULL),
+         (SELECT IFNULL(MAX(signal_seq), 0) FROM tool_calls WHERE signal_seq IS NOT NULL)) + 1 AS next`,
     ),
     putRequest: db.prepare(
       `UPDATE events SET signal_seq = @seq, turn_key = @turnKey, start_ms = @startMs
@@ -675,15 +756,18 @@ function prepareReads(db: Database.Database) {
     cursor: db.prepare("SELECT watermark, from_ms AS fromMs FROM signal_delivery WHERE exporter = @exporter"),
     after: db.prepare(
       `SELECT 1 FROM signal_queue WHERE seq > @after
-       UNION ALL SELECT 1 FROM events WHERE signal_seq > @after LIMIT 1`,
+       UNION ALL SELECT 1 FROM events WHERE signal_seq > @after
+       UNION ALL SELECT 1 FROM tool_calls WHERE signal_seq > @after LIMIT 1`,
     ),
     counts: db.prepare(
       `SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind
-       UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL`,
+       UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL
+       UNION ALL SELECT 'tool', COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL`,
     ),
     // One row per record, the fields of its kind joined in (COALESCE over the four). The records
-    // are the queue's rows and the requests' events rows, merged by seq: each side read in seq
-    // order up to the limit (its index), so the merge sorts at most twice the limit.
+    // are the queue's rows, the requests' events rows and the calls' tool_calls rows, merged by
+    // seq: each side read in seq order up to the limit (its index), so the merge sorts at most
+    // three times the limit.
     batch: db.prepare(
       `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
          q.start_ms AS startMs,
@@ -717,6 +801,13 @@ function prepareReads(db: Database.Database) {
              UNION ALL
              SELECT * FROM (SELECT signal_seq, 'chat', dedup_key, ts_ms, ts_ms, start_ms, NULL, 0, turn_key, '', ''
                FROM events WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT signal_seq, 'tool', call_key, ts_ms, end_ms, ts_ms, outcome, cancelled,
+                 -- NULL: the paying request's (callRecord), by its UNIQUE key.
+                 IFNULL(turn_key, IFNULL((SELECT p.turn_key FROM events p WHERE p.dedup_key = c.usage_key), '')),
+                 IFNULL(message_id, IFNULL((SELECT p.message_id FROM events p WHERE p.dedup_key = c.usage_key), '')),
+                 tool_use_id
+               FROM tool_calls c WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
              ORDER BY 1 LIMIT @limit) q
          LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
          LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key

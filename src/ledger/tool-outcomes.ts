@@ -1,19 +1,20 @@
 /**
  * `cline.tool.calls` by `cline.tool.outcome` (docs/metrics.md "Tool outcome"): a call is counted
- * once it is FINAL, that is once it has its row in signal_queue (its tool_result was read, or its
- * document or turn ended without one: outcome unknown). A counter cannot move a call from
- * `unknown` to `success` later, so nothing is counted before the outcome is decided.
+ * once it is FINAL, that is once its tool_calls row has its signal record (`signal_seq`: its
+ * tool_result was read, or its document or turn ended without one: outcome unknown). A counter
+ * cannot move a call from `unknown` to `success` later, so nothing is counted before the outcome
+ * is decided.
  *
- * The queue is the order in which calls became final (src/ledger/signals.ts), so both exports are
- * reads over seq ranges of it:
- * - cumulative: running totals per series (`tool_outcome_series`), brought up to the queue's end
- *   (`tool_outcome_state.counted_seq`) by `count()` inside the transaction that queued the calls,
+ * The seqs are the order in which calls became final (src/ledger/signals.ts), so both exports are
+ * reads over seq ranges of tool_calls (its partial index tool_calls_signal_seq):
+ * - cumulative: running totals per series (`tool_outcome_series`), brought up to the last final
+ *   call (`tool_outcome_state.counted_seq`) by `count()` inside the transaction that made them final,
  *   one grouped statement per transaction (not one upsert per call);
  * - delta: the final calls of a seq window (after < seq <= upTo), its watermark
  *   `export_state.final_call_watermark`, committed with the exporter's other watermarks. The same
  *   window gives the delta `cline.tool.duration` histograms.
- * Both join tool_calls for the dimensions, so a queue row and its call are counted together or
- * not at all. `usage_known` is tool_calls.first_known (immutable: the two temporalities agree).
+ * The record and the dimensions are one row, so nothing is joined. `usage_known` is
+ * tool_calls.first_known (immutable: the two temporalities agree).
  */
 import type Database from "better-sqlite3";
 import { durationMs, type ToolOutcome } from "../adapter/timing.ts";
@@ -45,9 +46,9 @@ const KEY = "session_id, agent, project, model, provider, tool_name, usage_known
 const COLS = `session_id AS sessionId, agent, project, model, provider, tool_name AS toolName,
   usage_known AS usageKnown, outcome, calls, first_ms AS firstMs, updated_ms AS updatedMs,
   last_event_ms AS lastEventMs`;
-/** A final call's series key, from its queue row and its tool_calls row (aliases q, c). */
+/** A final call's series key, from its tool_calls row (alias c). */
 const CALL_KEY = `c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, c.first_known,
-  IFNULL(q.outcome, 'unknown')`;
+  IFNULL(c.outcome, 'unknown')`;
 
 const clamp = (ms: number): number => (Number.isFinite(ms) ? Math.trunc(ms) : Number.MIN_SAFE_INTEGER);
 
@@ -80,9 +81,9 @@ export class ToolOutcomes {
   }
 
   /**
-   * Adds the calls queued since the last count to the running series: call inside the
-   * transaction that queued them (Signals.flush, Signals.finalizeQuiet), so the totals and the
-   * queue commit together. Returns how many series it changed; free when nothing was queued.
+   * Adds the calls final since the last count to the running series: call inside the
+   * transaction that made them final (Signals.flush, Signals.finalizeQuiet), so the totals and
+   * the records commit together. Returns how many series it changed; free when none is new.
    */
   count(nowMs: number): number {
     const w = this.writes();
@@ -111,14 +112,14 @@ export class ToolOutcomes {
       yield { ...r, usageKnown: r.usageKnown === 1 };
   }
 
-  /** The highest queue seq (a cumulative exporter's watermark; the end of every window). */
+  /** The highest seq of a final call (a cumulative exporter's watermark; the end of every window). */
   maxSeq(): number {
     return (this.reads().maxSeq.get() as { max: number }).max;
   }
 
   /**
    * The end of the next delta window after `after`: the seq of its `limit`-th final call, or the
-   * end of the queue when fewer are queued (so rows of other kinds are passed over too).
+   * last final call when fewer are left.
    */
   windowEnd(after: number, limit: number): number {
     const r = this.reads().nth.get({ after, skip: Math.max(0, Math.trunc(limit) - 1) }) as
@@ -127,7 +128,7 @@ export class ToolOutcomes {
     return r?.seq ?? Math.max(after, this.maxSeq());
   }
 
-  /** Whether a final call is queued after `after` (a delta backlog). */
+  /** Whether a call became final after `after` (a delta backlog). */
   pending(after: number): boolean {
     return this.reads().pending.get({ after }) !== undefined;
   }
@@ -139,8 +140,8 @@ export class ToolOutcomes {
 
   /**
    * `cline.tool.duration` over the final calls of one window (delta): the observation the
-   * cumulative series got when each call became final (Signals.queueCall: durationMs of the
-   * queue row's ts and end, in seconds; calls without a valid time have none).
+   * cumulative series got when each call became final (Signals.observeToolDuration: durationMs
+   * of its ts and end, in seconds; calls without a valid time have none).
    */
   durationDelta(w: IdWindow): GenaiSeriesRow[] {
     const out = new WindowHistograms();
@@ -161,37 +162,37 @@ export class ToolOutcomes {
   }
 }
 
-// Every read of the queue is a seq (rowid) range: `+kind` keeps SQLite from scanning the whole
-// (kind, ref_key) index for `kind = 'tool'` instead, which made each transaction read every tool
-// row ever queued (the plans are checked in test/ledger/tool-outcomes.test.ts).
-/** The statements that read signal_queue, by name (exported for their query-plan test). */
+// Every read of the final calls is a seq range of the partial index tool_calls_signal_seq (the
+// plans are checked in test/ledger/tool-outcomes.test.ts): never a scan of every call.
+/** The statements that read the final calls, by name (exported for their query-plan test). */
 export const QUEUE_SQL = Object.freeze({
   add: `INSERT INTO tool_outcome_series (${KEY}, calls, first_ms, updated_ms, last_event_ms)
     SELECT ${CALL_KEY}, COUNT(*), @nowMs, @nowMs, MAX(c.ts_ms)
-    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
-    WHERE q.seq > @after AND q.seq <= @upTo AND +q.kind = 'tool'
+    FROM tool_calls c
+    WHERE c.signal_seq > @after AND c.signal_seq <= @upTo
     GROUP BY ${CALL_KEY}
     ON CONFLICT (${KEY}) DO UPDATE SET calls = calls + excluded.calls, updated_ms = excluded.updated_ms,
       last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
-  nth: "SELECT seq FROM signal_queue WHERE seq > @after AND +kind = 'tool' ORDER BY seq LIMIT 1 OFFSET @skip",
-  pending: "SELECT 1 FROM signal_queue WHERE seq > @after AND +kind = 'tool' LIMIT 1",
+  nth: `SELECT signal_seq AS seq FROM tool_calls WHERE signal_seq > @after
+    ORDER BY signal_seq LIMIT 1 OFFSET @skip`,
+  pending: "SELECT 1 FROM tool_calls WHERE signal_seq > @after LIMIT 1",
   delta: `SELECT c.session_id AS sessionId, c.agent, c.project, c.model, c.provider, c.tool_name AS toolName,
-      c.first_known AS usageKnown, IFNULL(q.outcome, 'unknown') AS outcome, COUNT(*) AS calls,
+      c.first_known AS usageKnown, IFNULL(c.outcome, 'unknown') AS outcome, COUNT(*) AS calls,
       MIN(c.ingested_ms) AS firstMs, MAX(c.ingested_ms) AS updatedMs, MAX(c.ts_ms) AS lastEventMs
-    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
-    WHERE q.seq > @after AND q.seq <= @upTo AND +q.kind = 'tool'
-    GROUP BY ${CALL_KEY} ORDER BY MIN(q.seq)`,
+    FROM tool_calls c
+    WHERE c.signal_seq > @after AND c.signal_seq <= @upTo
+    GROUP BY ${CALL_KEY} ORDER BY MIN(c.signal_seq)`,
   durations: `SELECT c.session_id AS sessionId, c.model, c.provider, c.tool_name AS toolName,
-      IFNULL(q.outcome, 'unknown') AS outcome, q.ts_ms AS tsMs, q.end_ms AS endMs, c.ingested_ms AS ingestedMs
-    FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
-    WHERE q.seq > @after AND q.seq <= @upTo AND +q.kind = 'tool' ORDER BY q.seq`,
+      IFNULL(c.outcome, 'unknown') AS outcome, c.ts_ms AS tsMs, c.end_ms AS endMs, c.ingested_ms AS ingestedMs
+    FROM tool_calls c
+    WHERE c.signal_seq > @after AND c.signal_seq <= @upTo ORDER BY c.signal_seq`,
+  max: "SELECT IFNULL(MAX(signal_seq), 0) AS max FROM tool_calls WHERE signal_seq IS NOT NULL",
 });
 
 function prepareWrites(db: Database.Database) {
   return {
     state: db.prepare(
-      `SELECT counted_seq AS counted, (SELECT IFNULL(MAX(seq), 0) FROM signal_queue) AS max
-       FROM tool_outcome_state WHERE id = 1`,
+      `SELECT counted_seq AS counted, (${QUEUE_SQL.max}) AS max FROM tool_outcome_state WHERE id = 1`,
     ),
     add: db.prepare(QUEUE_SQL.add),
     advance: db.prepare("UPDATE tool_outcome_state SET counted_seq = @upTo WHERE id = 1"),
@@ -207,7 +208,7 @@ function prepareReads(db: Database.Database) {
     page: db.prepare(
       `SELECT id, ${COLS} FROM tool_outcome_series WHERE id > @afterId AND ${live} ORDER BY id LIMIT @limit`,
     ),
-    maxSeq: db.prepare("SELECT IFNULL(MAX(seq), 0) AS max FROM signal_queue"),
+    maxSeq: db.prepare(QUEUE_SQL.max),
     nth: db.prepare(QUEUE_SQL.nth),
     pending: db.prepare(QUEUE_SQL.pending),
     delta: db.prepare(QUEUE_SQL.delta),

@@ -58,6 +58,42 @@ afterEach(() => {
 });
 
 describe("runPass", () => {
+  it("a source that relies on one which failed in the same pass is deferred with it, then read", async () => {
+    let docFails = true;
+    const doc: Source = { adapterId: "cline", path: "/x/d/d.messages.json", origin: "walk", hint: {} };
+    const dep: Source = { ...doc, path: "/x/d/d.compaction.json", after: doc.path };
+    const other: Source = { ...doc, path: "/x/e/e.compaction.json", after: "/x/e/e.messages.json" };
+    const read = (source: Source): Observation => ({
+      status: "read",
+      source,
+      checkpoint: { path: source.path, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
+      events: [],
+      toolCalls: [],
+      problems: [],
+    });
+    const fake: Adapter = {
+      id: "cline",
+      discover: async () => ({ sources: [doc, dep, other], problems: [] }),
+      collectIncremental: async (source) =>
+        source === doc && docFails
+          ? { status: "failed", source, problem: { path: source.path, code: "torn-write", detail: "" } }
+          : read(source),
+    };
+    const a = await runPass(fake, ledger);
+    expect(a).toMatchObject({ read: 1, failed: 2, failedPaths: [doc.path, dep.path] });
+    expect(a.problems.map((p) => [p.path, p.code])).toEqual([
+      [doc.path, "torn-write"],
+      [dep.path, "deferred"],
+    ]);
+    // Not committed: no checkpoint, so the next pass reads it again. One whose source did not fail is.
+    expect(ledger.allCheckpoints().has(dep.path)).toBe(false);
+    expect(ledger.allCheckpoints().has(other.path)).toBe(true);
+    docFails = false;
+    const b = await runPass(fake, ledger);
+    expect(b).toMatchObject({ read: 3, failed: 0 });
+    expect(ledger.allCheckpoints().has(dep.path)).toBe(true);
+  });
+
   it("collects every document once, then reads nothing while nothing changed", async () => {
     const a = await runPass(adapter(), ledger);
     expect(a).toMatchObject({ sources: 2, read: 2, unchanged: 0, failed: 0, eventsAdded: 3 });

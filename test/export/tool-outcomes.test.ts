@@ -15,6 +15,7 @@ import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { TOOL_OUTCOMES_VERSION } from "../../src/ledger/tool-outcomes.ts";
 import { call, docSignals, event, observation, result } from "../helpers/events.ts";
+import { toolRecordsToQueue } from "../helpers/ledgers.ts";
 import { fillLedger } from "./helpers/ledger.ts";
 import { type Harness, harness } from "./helpers/sdk.ts";
 
@@ -90,12 +91,12 @@ function histByOutcome(points: readonly DataPoint<number>[]): { counts: Counts; 
   }
   return { counts, buckets };
 }
-/** The final calls of the ledger, straight from the queue (ground truth). */
+/** The final calls of the ledger, straight from their records (ground truth). */
 function queued(): Counts {
   const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
   try {
     const rows = db
-      .prepare("SELECT outcome, COUNT(*) AS n FROM signal_queue WHERE kind = 'tool' GROUP BY outcome")
+      .prepare("SELECT outcome, COUNT(*) AS n FROM tool_calls WHERE signal_seq IS NOT NULL GROUP BY outcome")
       .all() as { outcome: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.outcome, r.n]));
   } finally {
@@ -273,6 +274,7 @@ describe("upgrade from the schema before tool outcomes", () => {
   function windBack(): void {
     l.close();
     const db = new Database(join(dir, LEDGER_FILE));
+    toolRecordsToQueue(db);
     db.exec(`DROP TABLE tool_outcome_series; DROP TABLE tool_outcome_state;
       ALTER TABLE export_state DROP COLUMN final_call_watermark;`);
     db.pragma(`user_version = ${TOOL_OUTCOMES_VERSION - 1}`);
@@ -321,6 +323,7 @@ describe("upgrade from the schema before tool outcomes", () => {
     const before = l.signals?.toolOutcomes.series();
     l.close();
     const db = new Database(join(dir, LEDGER_FILE));
+    toolRecordsToQueue(db);
     db.pragma(`user_version = ${TOOL_OUTCOMES_VERSION - 1}`);
     db.close();
     l = Ledger.open(dir, { now });

@@ -132,6 +132,22 @@ describe("signal queue", () => {
     expect(turns.find((r) => r.agent === "lead")?.turnKey).toBe("");
   });
 
+  it("a sub-agent's turn over in the same batch as its lead's open turn still nests under it", () => {
+    // The lead's turn is still open (its row written with the batch's other open turns) when the
+    // sub-agent's first turn ends (a second prompt): the lookup of its parent must see it.
+    const { t0, doc } = leadDoc({ secondTurn: false });
+    const sub = messagesDoc(
+      [prompt("s_u1", t0 + 1300), assistant("s_a1", t0 + 1400), prompt("s_u2", t0 + 1500)],
+      "subagent",
+      `${ROOT}__${SUB_ID}`,
+    );
+    l.commitAll([observe(doc), observe(sub, SUB_PATH)]);
+    const subTurn = drain()
+      .rows.filter((r) => r.kind === "turn")
+      .find((r) => r.agent === "subagent");
+    expect(subTurn).toMatchObject({ rootSessionId: ROOT, turnKey: turnKey(ROOT, "lead", "u1") });
+  });
+
   it("a failed commit queues nothing (same transaction as the events)", () => {
     const { doc } = leadDoc();
     const obs = observe(doc);

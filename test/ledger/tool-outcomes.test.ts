@@ -1,8 +1,9 @@
 /**
  * The ledger side of cline.tool.calls by outcome (src/ledger/tool-outcomes.ts): the running series
- * equal the queue's final calls whatever the order of reads, results and quiet times; every delta
- * window partition adds up to them; and every read of the queue is a seq range (never a scan of
- * every tool row ever queued, which made each ingest transaction cost O(history)).
+ * equal the final calls whatever the order of reads, results and quiet times; every delta window
+ * partition adds up to them; and every read of the final calls is a seq range of their index
+ * (never a scan of every call ever stored, which made each ingest transaction cost O(history)); the
+ * cline.tool.duration rows equal the delta path's histograms of the same calls, bucket edges included.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,7 +13,9 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { prng as rng } from "../../bench/lib/messages-doc.ts";
 import type { ToolCall } from "../../src/adapter/types.ts";
+import { TOOL_DURATION_BOUNDARIES } from "../../src/ledger/genai.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
+import type { GenaiSeriesRow } from "../../src/ledger/signals.ts";
 import { QUEUE_SQL, type ToolOutcomeRow } from "../../src/ledger/tool-outcomes.ts";
 import { call, docSignals, event, observation, result } from "../helpers/events.ts";
 
@@ -36,7 +39,7 @@ function totals(rows: readonly ToolOutcomeRow[]): Record<string, number> {
   return out;
 }
 
-describe("the outcome series and delta windows over the queue", () => {
+describe("the outcome series and delta windows over the final calls", () => {
   it("series = queue, and any partition of the queue into windows sums to the series", () => {
     const next = rng(7);
     const sessions = ["s1", "s2", "s3"];
@@ -85,14 +88,13 @@ describe("the outcome series and delta windows over the queue", () => {
     const outcomes = l.signals?.toolOutcomes;
     if (outcomes === undefined) throw new Error("a writer has signals");
     const series = totals(outcomes.series());
-    // Ground truth from the queue and the calls themselves.
+    // Ground truth from the calls' records themselves.
     const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
     const truth: Record<string, number> = {};
     for (const row of db
       .prepare(
-        `SELECT c.session_id AS sessionId, c.agent, c.tool_name AS toolName, c.first_known = 1 AS usageKnown,
-           q.outcome, COUNT(*) AS calls FROM signal_queue q JOIN tool_calls c ON c.call_key = q.ref_key
-         WHERE q.kind = 'tool' GROUP BY 1, 2, 3, 4, 5`,
+        `SELECT session_id AS sessionId, agent, tool_name AS toolName, first_known = 1 AS usageKnown,
+           outcome, COUNT(*) AS calls FROM tool_calls WHERE signal_seq IS NOT NULL GROUP BY 1, 2, 3, 4, 5`,
       )
       .all() as (Omit<ToolOutcomeRow, "usageKnown"> & { usageKnown: number })[])
       truth[key({ ...row, usageKnown: row.usageKnown === 1 })] = row.calls;
@@ -145,7 +147,7 @@ describe("the outcome series and delta windows over the queue", () => {
     }
   });
 
-  it("every statement over the queue reads a seq range, never every tool row", () => {
+  it("every statement over the final calls reads a seq range of their index, never every call", () => {
     const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
     try {
       for (const [name, sql] of Object.entries(QUEUE_SQL)) {
@@ -153,12 +155,78 @@ describe("the outcome series and delta windows over the queue", () => {
         const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
           (r) => r.detail,
         );
-        const queue = plan.filter((p) => /\bsignal_queue\b|\bq\b/.test(p));
-        expect(queue.length, `${name}: ${plan.join(" | ")}`).toBeGreaterThan(0);
-        for (const p of queue) expect(p, name).toMatch(/USING INTEGER PRIMARY KEY \(rowid>\?/);
+        const calls = plan.filter((p) => /\btool_calls\b|\bc\b/.test(p));
+        expect(calls.length, `${name}: ${plan.join(" | ")}`).toBeGreaterThan(0);
+        for (const p of calls)
+          expect(p, `${name}: ${plan.join(" | ")}`).toMatch(
+            /USING (COVERING )?INDEX tool_calls_signal_seq \(signal_seq[<>]/,
+          );
       }
     } finally {
       db.close();
     }
+  });
+});
+
+describe("cline.tool.duration rows", () => {
+  // Every bucket edge of TOOL_DURATION_BOUNDARIES in ms, each side of it, 0, and beyond the last.
+  const edges = TOOL_DURATION_BOUNDARIES.map((b) => Math.round(b * 1000));
+  const durations = [0, 1, ...edges.flatMap((ms) => [ms - 1, ms, ms + 1]), 3_600_000];
+
+  it("equal the JS histograms of the same final calls, bucket for bucket, across commits and a sweep", () => {
+    const tools = ["run_commands", "read_files"];
+    const calls = durations.map((_, i) =>
+      call(`d${i}`, "", 1, {
+        callKey: `cline|s1|lead|d${i}`,
+        toolName: tools[i % 2] as string,
+        timestampMs: T + i * 10_000_000,
+      }),
+    );
+    // Results in three reads (several transactions add to one row); the last call has none.
+    const results = calls.slice(0, -1).map((c, i) => result(c, i % 5 === 0, durations[i]));
+    for (const upTo of [10, 30, results.length]) {
+      const signals = docSignals(results.slice(0, upTo), { lastTsMs: T + calls.length * 10_000_000 });
+      l.commit(observation([], calls, 100 + upTo, undefined, signals));
+    }
+    // The call without a result is final once its document is quiet: unknown, cut off at its last ts.
+    l.signals?.finalizeQuiet(T + calls.length * 10_000_000 + QUIET, QUIET);
+    const outcomes = l.signals?.toolOutcomes;
+    if (outcomes === undefined || l.signals === undefined) throw new Error("a writer has signals");
+    const stored = l.signals.genaiSeries().filter((r) => r.metric === "tool_duration");
+    // The reference: the same calls' durations through WindowHistograms (the delta export's path).
+    const reference = outcomes.durationDelta({ after: 0, upTo: outcomes.maxSeq() });
+    const shape = (r: GenaiSeriesRow) => ({
+      key: `${r.toolName}/${r.outcome}`,
+      count: r.count,
+      min: r.min,
+      max: r.max,
+      counts: r.counts,
+      lastEventMs: r.lastEventMs,
+    });
+    const byKey = (rows: GenaiSeriesRow[]) => rows.map(shape).sort((a, b) => a.key.localeCompare(b.key));
+    expect(byKey(stored)).toEqual(byKey(reference));
+    for (const r of stored) {
+      const ref = reference.find((x) => x.toolName === r.toolName && x.outcome === r.outcome);
+      expect(r.sum).toBeCloseTo(ref?.sum ?? Number.NaN, 9);
+    }
+    expect(stored.map((r) => r.outcome).sort()).toEqual(
+      ["failure", "failure", "success", "success", "unknown"].sort(),
+    );
+    // The edges themselves, independently of WindowHistograms: d <= boundary is in its bucket.
+    const all = new Array<number>(TOOL_DURATION_BOUNDARIES.length + 1).fill(0);
+    for (const r of stored)
+      r.counts.forEach((c, i) => {
+        all[i] = (all[i] ?? 0) + c;
+      });
+    const expected = new Array<number>(TOOL_DURATION_BOUNDARIES.length + 1).fill(0);
+    for (const d of durations.slice(0, -1)) {
+      const i = TOOL_DURATION_BOUNDARIES.findIndex((b) => d / 1000 <= b);
+      const b = i === -1 ? TOOL_DURATION_BOUNDARIES.length : i;
+      expected[b] = (expected[b] ?? 0) + 1;
+    }
+    // The cancelled call: from its ts to its document's last ts (10,000 s: the last bucket).
+    expected[TOOL_DURATION_BOUNDARIES.length] = (expected[TOOL_DURATION_BOUNDARIES.length] ?? 0) + 1;
+    expect(all).toEqual(expected);
+    expect(all[0]).toBe(4); // 0, 1, 9 and 10 ms
   });
 });

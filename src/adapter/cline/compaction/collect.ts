@@ -50,7 +50,15 @@ export function compactionSources(
     }
     if (seen.has(path)) continue;
     seen.add(path);
-    out.push({ adapterId: CLINE_COMPACTIONS_ADAPTER_ID, path, origin: d.origin, hint: d.hint });
+    // After its document: a document being rewritten when it is read fails for this pass, and
+    // its compaction must wait for it (its model is that document's).
+    out.push({
+      adapterId: CLINE_COMPACTIONS_ADAPTER_ID,
+      path,
+      origin: d.origin,
+      hint: d.hint,
+      after: d.path,
+    });
   }
   return out;
 }

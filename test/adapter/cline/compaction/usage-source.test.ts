@@ -144,6 +144,8 @@ describe("compactionSources", () => {
         path: "/s/a/a.compaction.json",
         origin: "walk",
         hint: { project: "/w" },
+        // Committed only in a pass whose read of its document did not fail (runPass).
+        after: "/s/a/a.messages.json",
       },
     ]);
     expect(stats).toEqual([]);
