@@ -4,7 +4,7 @@ import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
 import { SERIES_KEY } from "./series.ts";
-import { type DocumentIndex, type Inserted, indexDocument, type Signals } from "./signals.ts";
+import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 
@@ -86,7 +86,10 @@ export class Ingest {
     // One series upsert per distinct series per commit, not one per row.
     const sums = new SeriesSums();
     // What these INSERTs added is what the signal queue takes as new (Signals.record).
-    const inserted: { events: UsageEvent[]; calls: Set<string> } = { events: [], calls: new Set() };
+    const inserted: { events: UsageEvent[]; calls: Map<string, CallRecord> } = {
+      events: [],
+      calls: new Map(),
+    };
     // A request's signal record is its events row (seq, turn, start), and a call's read with its
     // result its tool_calls row: written with them.
     const index =
@@ -100,10 +103,12 @@ export class Ingest {
       }
     }
     for (const c of o.toolCalls) {
-      const r = this.insertCall(c, batch, added, nowMs, sums, index);
+      // Its signal record, numbered next if it is final (taken only if the INSERT inserts).
+      const record = index === undefined ? undefined : this.signals?.callRecord(c, index);
+      const r = this.insertCall(c, batch, added, nowMs, sums, record);
       if (r === "added") {
         callsAdded++;
-        inserted.calls.add(c.callKey);
+        if (record !== undefined) inserted.calls.set(c.callKey, record);
       } else if (r === "upgraded") callsUpgraded++;
     }
     // Times, results and turns for the events and traces, in the same transaction as the rows.
@@ -193,7 +198,7 @@ export class Ingest {
     added: ReadonlySet<string>,
     nowMs: number,
     sums: SeriesSums,
-    index: DocumentIndex | undefined,
+    record: CallRecord | undefined,
   ): "added" | "upgraded" | "known" {
     let paid: Components | undefined;
     if (c.usageKey !== "") {
@@ -211,8 +216,6 @@ export class Ingest {
         }
       : ZERO;
     const known = paid ? 1 : 0;
-    const record =
-      index !== undefined && this.signals !== undefined ? this.signals.callRecord(c, index) : undefined;
     // Without signals (an adapter without them), the row without its record columns.
     const insert = record === undefined ? this.st.insertCall : this.st.insertCallRecord;
     const info = insert.run({

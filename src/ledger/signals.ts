@@ -113,18 +113,29 @@ export interface DocumentIndex {
 }
 
 /**
- * The signal columns of a tool_calls row (all null: not final when read, or no signals). A call
- * read with its result is final at once: its record is written by the INSERT that stores it.
+ * The signal columns of a tool_calls row: a call read with its result is final at once, and its
+ * record is written by the INSERT that stores it; one read without is open (all NULL).
  */
-export interface CallRecord {
-  readonly signalSeq: number | null;
-  readonly endMs: number | null;
-  readonly outcome: ToolOutcome | null;
-  readonly cancelled: 0 | 1 | null;
-  readonly turnKey: string | null;
-  readonly messageId: string | null;
-  readonly toolUseId: string | null;
-}
+export type CallRecord =
+  | {
+      readonly signalSeq: number;
+      readonly endMs: number;
+      readonly outcome: ToolOutcome;
+      readonly cancelled: 0;
+      /** NULL: its paying request's (a call of a message with metrics). */
+      readonly turnKey: string | null;
+      readonly messageId: string | null;
+      readonly toolUseId: string;
+    }
+  | {
+      readonly signalSeq: null;
+      readonly endMs: null;
+      readonly outcome: null;
+      readonly cancelled: null;
+      readonly turnKey: null;
+      readonly messageId: null;
+      readonly toolUseId: null;
+    };
 
 const OPEN_CALL: CallRecord = Object.freeze({
   signalSeq: null,
@@ -140,8 +151,8 @@ const OPEN_CALL: CallRecord = Object.freeze({
 export interface Inserted {
   /** The events the commit inserted, in order (each once). */
   readonly events: readonly UsageEvent[];
-  /** Call keys of the tool calls the commit inserted. */
-  readonly calls: ReadonlySet<string>;
+  /** The tool calls the commit inserted, by call key, with the record each was stored with. */
+  readonly calls: ReadonlyMap<string, CallRecord>;
 }
 
 interface CallDims {
@@ -273,9 +284,14 @@ export class Signals {
     for (const c of calls) {
       if (handled.has(c.callKey)) continue;
       handled.add(c.callKey);
+      const stored = inserted.calls.get(c.callKey);
+      if (stored?.signalSeq != null) {
+        // Recorded by its INSERT: what is left is its duration.
+        this.observeToolDuration(c, c.timestampMs, stored.endMs, stored.outcome);
+        continue;
+      }
       const end = endOnRead(c, results.get(c.callKey));
-      const fresh = inserted.calls.has(c.callKey);
-      if (fresh || (legacy && this.takeLegacy("tool", c.callKey))) {
+      if (stored !== undefined || (legacy && this.takeLegacy("tool", c.callKey))) {
         const ids = {
           messageId: c.messageId ?? "",
           toolUseId: c.toolUseId ?? "",
@@ -284,8 +300,7 @@ export class Signals {
         if (!end?.final) {
           w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
           this.openCalls = true;
-        } else if (fresh) this.observeToolDuration(c, c.timestampMs, end.endMs, end.outcome);
-        else this.putCallRecord(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
+        } else this.putCallRecord(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
       } else if (end?.final) {
         // Stored by an earlier read: final now if that read left it open (a no-op otherwise).
         this.finalCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false);
@@ -802,12 +817,13 @@ function prepareReads(db: Database.Database) {
              SELECT * FROM (SELECT signal_seq, 'chat', dedup_key, ts_ms, ts_ms, start_ms, NULL, 0, turn_key, '', ''
                FROM events WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
              UNION ALL
-             SELECT * FROM (SELECT signal_seq, 'tool', call_key, ts_ms, end_ms, ts_ms, outcome, cancelled,
-                 -- NULL: the paying request's (callRecord), by its UNIQUE key.
-                 IFNULL(turn_key, IFNULL((SELECT p.turn_key FROM events p WHERE p.dedup_key = c.usage_key), '')),
-                 IFNULL(message_id, IFNULL((SELECT p.message_id FROM events p WHERE p.dedup_key = c.usage_key), '')),
-                 tool_use_id
-               FROM tool_calls c WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
+             SELECT * FROM (SELECT c.signal_seq, 'tool', c.call_key, c.ts_ms, c.end_ms, c.ts_ms, c.outcome,
+                 c.cancelled, COALESCE(c.turn_key, p.turn_key, ''), COALESCE(c.message_id, p.message_id, ''),
+                 c.tool_use_id
+               FROM tool_calls c
+                 -- NULL turn and message id: its paying request's (callRecord), by its UNIQUE key.
+                 LEFT JOIN events p ON c.turn_key IS NULL AND p.dedup_key = c.usage_key
+               WHERE c.signal_seq > @after ORDER BY c.signal_seq LIMIT @limit)
              ORDER BY 1 LIMIT @limit) q
          LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
          LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key

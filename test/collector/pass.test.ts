@@ -57,27 +57,29 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A source read with nothing in it, at a checkpoint of its own (the fake adapters below). */
+const readEmpty = (source: Source): Observation => ({
+  status: "read",
+  source,
+  checkpoint: { path: source.path, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
+  events: [],
+  toolCalls: [],
+  problems: [],
+});
+
 describe("runPass", () => {
   it("a source that relies on one which failed in the same pass is deferred with it, then read", async () => {
     let docFails = true;
     const doc: Source = { adapterId: "cline", path: "/x/d/d.messages.json", origin: "walk", hint: {} };
     const dep: Source = { ...doc, path: "/x/d/d.compaction.json", after: doc.path };
     const other: Source = { ...doc, path: "/x/e/e.compaction.json", after: "/x/e/e.messages.json" };
-    const read = (source: Source): Observation => ({
-      status: "read",
-      source,
-      checkpoint: { path: source.path, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
-      events: [],
-      toolCalls: [],
-      problems: [],
-    });
     const fake: Adapter = {
       id: "cline",
       discover: async () => ({ sources: [doc, dep, other], problems: [] }),
       collectIncremental: async (source) =>
         source === doc && docFails
           ? { status: "failed", source, problem: { path: source.path, code: "torn-write", detail: "" } }
-          : read(source),
+          : readEmpty(source),
     };
     const a = await runPass(fake, ledger);
     expect(a).toMatchObject({ read: 1, failed: 2, failedPaths: [doc.path, dep.path] });
@@ -306,7 +308,6 @@ describe("sidecar caching", () => {
 });
 
 describe("the pass prunes what a complete listing no longer has", () => {
-  const cp = (path: string) => ({ path, size: 1, mtimeNs: "1", ino: 1, dev: 1 });
   /** A generic adapter with two surfaces: "a" lists completely (but not under /a/locked), "b" does not. */
   function twoSurfaces(listed: { a: string[]; b: string[] }): Adapter {
     return {
@@ -326,14 +327,7 @@ describe("the pass prunes what a complete listing no longer has", () => {
       },
       async collectIncremental(source, checkpoint): Promise<Observation> {
         if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
-        return {
-          status: "read",
-          source,
-          checkpoint: cp(source.path),
-          events: [],
-          toolCalls: [],
-          problems: [],
-        };
+        return readEmpty(source);
       },
     };
   }
@@ -356,7 +350,6 @@ describe("the pass prunes what a complete listing no longer has", () => {
 });
 
 describe("an adapter that answers 'unchanged' synchronously (Adapter.unchangedNow)", () => {
-  const cp = (path: string) => ({ path, size: 1, mtimeNs: "1", ino: 1, dev: 1 });
   /** Sources /s/0../s/{n-1}; unchangedNow says yes for `sure` only; counts the async collects. */
   function adapter(n: number, sure: (path: string) => boolean, asked: string[]): Adapter {
     return {
@@ -376,14 +369,7 @@ describe("an adapter that answers 'unchanged' synchronously (Adapter.unchangedNo
       async collectIncremental(source, checkpoint): Promise<Observation> {
         asked.push(source.path);
         if (checkpoint !== undefined) return { status: "unchanged", source, checkpoint };
-        return {
-          status: "read",
-          source,
-          checkpoint: cp(source.path),
-          events: [],
-          toolCalls: [],
-          problems: [],
-        };
+        return readEmpty(source);
       },
       unchangedNow: (source) => sure(source.path),
     };

@@ -5,15 +5,14 @@
  * repeats a record, a failed transaction that leaves a seq behind, or a migration from a ledger
  * whose requests are queue rows that changes a record or a watermark.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Ledger } from "../../src/ledger/ledger.ts";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Ledger } from "../../src/ledger/ledger.ts";
 import { LEDGER_FILE } from "../../src/ledger/open.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
+import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,
   LEAD_PATH,
@@ -24,15 +23,12 @@ import {
   SUB_PATH,
 } from "../helpers/signal-docs.ts";
 
+const ledgers = scopedLedgers("signal-requests");
 let dir: string;
 let l: Ledger;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "signal-requests-"));
-  l = Ledger.open(dir);
-});
-afterEach(() => {
-  l.close();
-  rmSync(dir, { recursive: true, force: true });
+  dir = ledgers.stateDir();
+  l = ledgers.open(dir).l;
 });
 
 const ALL: ReadonlySet<SignalKind> = new Set(["chat", "tool", "turn", "compaction"]);
@@ -70,7 +66,7 @@ function history(): void {
 
 /** The ledger as the build before REQUESTS_VERSION wrote it: requests are chat rows of the queue. */
 function windBack(): void {
-  l.close();
+  ledgers.close(l);
   const db = new Database(join(dir, LEDGER_FILE));
   db.exec(`
     CREATE INDEX IF NOT EXISTS signal_queue_chat ON signal_queue (ref_key) WHERE kind = 'chat';
@@ -83,7 +79,7 @@ function windBack(): void {
     ALTER TABLE events DROP COLUMN start_ms;`);
   db.pragma(`user_version = ${REQUESTS_VERSION - 1}`);
   db.close();
-  l = Ledger.open(dir);
+  l = ledgers.open(dir).l;
 }
 
 describe("requests on their events rows, one seq order with the queue", () => {
@@ -115,8 +111,8 @@ describe("requests on their events rows, one seq order with the queue", () => {
     const t0 = 1_796_018_300_000;
     const only = messagesDoc([prompt("u1", t0), assistant("msg_1", t0 + 1000)], "lead", "s1");
     l.commit(observe(only, "/s/s1/s1.messages.json", 100));
-    l.close();
-    l = Ledger.open(dir);
+    ledgers.close(l);
+    l = ledgers.open(dir).l;
     l.commit(observe(leadDoc().doc, LEAD_PATH, 100));
     const { rows } = pages("all", 1000);
     expect(rows[0]).toMatchObject({ kind: "chat", seq: 1, sessionId: "s1" });
@@ -171,11 +167,11 @@ describe("upgrade from a ledger whose requests are queue rows", () => {
     expect(pages("end", 1000).rows).toEqual([]);
 
     // Re-run (the tests that wind a ledger back run every later migration again): unchanged.
-    l.close();
+    ledgers.close(l);
     const raw = new Database(join(dir, LEDGER_FILE));
     raw.pragma(`user_version = ${REQUESTS_VERSION - 1}`);
     raw.close();
-    l = Ledger.open(dir);
+    l = ledgers.open(dir).l;
     expect(signals().batch(signals().cursor("audit", 0), ALL, 100_000).rows).toEqual(before);
 
     // New records continue the one sequence, after every moved one.
@@ -193,11 +189,11 @@ describe("upgrade from a ledger whose requests are queue rows", () => {
     const { doc } = leadDoc();
     const stored = observe(doc, LEAD_PATH, 200);
     l.commit({ ...stored, signals: undefined });
-    l.close();
+    ledgers.close(l);
     const db = new Database(join(dir, LEDGER_FILE));
     db.exec(`INSERT INTO signal_unqueued (kind, ref_key) SELECT 'chat', dedup_key FROM events`);
     db.close();
-    l = Ledger.open(dir);
+    l = ledgers.open(dir).l;
     l.commit(observe(doc, LEAD_PATH, 201));
     l.commit(observe(doc, LEAD_PATH, 202));
     const { rows } = pages("legacy", 1000);
