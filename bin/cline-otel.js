@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installed package: check the Node version first, then run the bundled CLI (built by `npm run build`).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import module from "node:module";
 import { nodeVersionProblem } from "./check-node.js";
 
@@ -16,6 +16,14 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
   process.stdout.write(`${pkg.version}\n`);
   process.exit(0);
+}
+// A checkout or tarball that was never built has no dist/: say so instead of a module-not-found stack.
+if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
+  process.stderr.write(
+    "cline-otel: dist/ is missing (this copy was never built): run `npm run build` in the checkout " +
+      "(`npm start` builds it on demand; `npm run package` builds and packs).\n",
+  );
+  process.exit(2);
 }
 // V8's code cache for our modules and dependencies (in the OS temp dir, keyed by Node version and
 // file contents): start-up then skips compiling them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.

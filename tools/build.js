@@ -1,4 +1,5 @@
-// `npm run build` (also run by `npm ci` through "prepare", by `npm pack`, and by the Dockerfile):
+// `npm run build` (also run by `npm run package` before `npm pack`, and by the Dockerfile; `npm ci` runs no
+// install script at all, see .npmrc):
 // bundles the CLI from src/ into dist/ with rolldown, then records the build in dist/.build-stamp.
 // `npm start` (tools/start.js) and the test suite (test/helpers/build-once.ts) rebuild whenever an
 // input is newer than that stamp, so a checkout never runs stale JavaScript after a `git pull` or an edit.

@@ -1,5 +1,6 @@
 /**
- * The published package: `npm pack` builds dist/ (the "prepare" script), and the tarball's bin runs the
+ * The published package: `npm pack` of the dist/ the suite's global setup built (`npm run package` builds
+ * first; the repo runs no lifecycle script, see .npmrc), and the tarball's bin runs the
  * bundled CLI. The tarball is unpacked inside the repo so its imports resolve to this
  * checkout's node_modules, exactly as they would to an installed package's dependencies.
  */

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -70,5 +71,22 @@ describe("better-sqlite3's native addon", () => {
       (p) => p.includes("better-sqlite3") || p.includes("better_sqlite3"),
     );
     expect(loaded).toEqual([join(pkgDir, "prebuilds", `${process.platform}-${process.arch}.node`)]);
+  });
+});
+
+describe("a copy that was never built", () => {
+  it("the bin names the missing dist/ and the command that builds it, exit 2", () => {
+    const dir = mkdtempSync(join(tmpdir(), "unbuilt-"));
+    try {
+      cpSync(join(root, "bin"), join(dir, "bin"), { recursive: true });
+      cpSync(join(root, "package.json"), join(dir, "package.json"));
+      const r = spawnSync(process.execPath, [join(dir, "bin/cline-otel.js"), "report"], { encoding: "utf8" });
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/dist\/ is missing.*npm run build/),
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
