@@ -5,9 +5,10 @@
  * stands out (growth only at wire_request = provider serialization; at ai_sdk_prompt = Cline's
  * final build step; see Cline's provider-request-capture notes).
  *
- * Captures of the agentic compaction summarizer (no session, run or iteration; one user message)
- * are kept apart: shown as compaction summarizer requests, of no session, and never counted as
- * retries (their attempts 1, 2, 3 are successive summaries). See captures/summarizer.ts.
+ * Captures of the agentic compaction summarizer (no session, run or iteration; one user message,
+ * on the wire also its system prompt) are kept apart: shown as compaction summarizer requests, of
+ * no session, and never counted as retries (their attempts 1, 2, 3 are successive summaries). See
+ * captures/summarizer.ts.
  */
 import { isCompactionSummarizerCapture } from "../adapter/cline/captures/summarizer.ts";
 import type { CaptureRow } from "../ledger/ledger.ts";
@@ -113,6 +114,7 @@ export function isSummarizerRow(r: CaptureRow): boolean {
     iteration: r.iteration,
     messageCount: r.messageCount,
     userMessages: r.roleUser,
+    systemMessages: r.roleSystem,
   });
 }
 

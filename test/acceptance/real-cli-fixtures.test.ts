@@ -1,18 +1,21 @@
 /**
  * Acceptance against data written by the REAL Cline CLI (cline@3.0.65, run against a
  * scripted mock LLM by fixtures/harness): for every scenario, `report --json` must
- * equal the usage the mock returned, per component, after the seed's cache rule.
+ * equal the usage the mock returned, per component, after the seed's cache rule; for every
+ * scenario with captures, `report --captures --json` must place each capture file exactly.
  */
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { applyCacheRule } from "../../src/adapter/cline/cache-rule.ts";
-import { ROOT, reportJson } from "../helpers/cli.ts";
+import type { CapturesReport } from "../../src/report/captures.ts";
+import { ROOT, reportJson, runCli } from "../helpers/cli.ts";
 
 interface GroundTruth {
   scenario: string;
   env: Record<string, string>;
+  layout: { captureDir?: string };
   totals: { requests: number; cost?: number };
   records: {
     expected: {
@@ -47,6 +50,28 @@ function setUp(scenario: string): { gt: GroundTruth; env: Record<string, string>
   for (const [k, v] of Object.entries(gt.env)) if (PATH_VARS.has(k)) env[k] = join(root, v);
   return { gt, env };
 }
+
+/** A capture file read the plain way: whose session it names (none: a summarizer's) and its attempt. */
+interface CaptureFile {
+  readonly stage: string;
+  readonly sessionId: string | undefined;
+  readonly attempt: number;
+}
+
+function captureFiles(scenario: string, captureDir: string): CaptureFile[] {
+  const dir = join(FIXTURES, scenario, captureDir);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".provider-request.json"))
+    .map((f) => {
+      const d = JSON.parse(readFileSync(join(dir, f), "utf8"));
+      return { stage: d.captureStage, sessionId: d.correlation.sessionId, attempt: d.attempt };
+    });
+}
+
+const captureScenarios = scenarios.filter((s) => {
+  const gt = JSON.parse(readFileSync(join(FIXTURES, s, "ground-truth.json"), "utf8")) as GroundTruth;
+  return gt.layout.captureDir !== undefined;
+});
 
 function expectedTotals(gt: GroundTruth) {
   const t = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, events: 0 };
@@ -93,6 +118,38 @@ describe("real Cline CLI fixtures", () => {
       }
       // Collecting again finds nothing new: the persisted ids collapse every re-read.
       expect(reportJson(env).totals).toEqual(r.totals);
+    });
+  }
+
+  it("the fixtures with captures include one with wire captures of compaction summaries", () => {
+    expect(captureScenarios).toEqual(
+      expect.arrayContaining(["captures", "captures-full", "compaction-agentic", "compaction-agentic-wire"]),
+    );
+  });
+
+  for (const scenario of captureScenarios) {
+    it(`${scenario}: report --captures puts every capture file under its session or with the summarizer's`, () => {
+      const { gt, env } = setUp(scenario);
+      const captureDir = join(work, scenario, gt.layout.captureDir ?? "");
+      const r = runCli(["report", "--captures", "--json", "--capture-dir", captureDir], env);
+      expect(r.status, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as CapturesReport;
+      const files = captureFiles(scenario, gt.layout.captureDir ?? "");
+      const sessionIds = [...new Set(files.flatMap((f) => (f.sessionId === undefined ? [] : [f.sessionId])))];
+      // No session without an id: a capture that names no session is a compaction summary.
+      expect(report.sessions.map((x) => x.sessionId).sort()).toEqual(sessionIds.sort());
+      for (const x of report.sessions) {
+        expect(x.captures).toBe(files.filter((f) => f.sessionId === x.sessionId).length);
+      }
+      const summaries = files.filter((f) => f.sessionId === undefined);
+      expect(report.compactionSummarizer.captures).toBe(summaries.length);
+      expect(report.compactionSummarizer.groups.map((g) => g.stage)).toEqual(
+        [...new Set(summaries.map((f) => f.stage))].sort(),
+      );
+      expect(report.totals.captures).toBe(files.length);
+      // Retries: loop requests captured again; a summarizer's attempts never are.
+      const retries = Object.values(report.totals.byStage).reduce((a, t) => a + t.retries, 0);
+      expect(retries).toBe(files.filter((f) => f.sessionId !== undefined && f.attempt > 1).length);
     });
   }
 

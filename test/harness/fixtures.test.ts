@@ -360,6 +360,59 @@ describe("scenario-specific shapes", () => {
     expect(records.length - summarizer.length).toBe(gt.totals.requests);
   });
 
+  it("compaction-agentic-wire: every request at both stages, the summarizer's wire records beside its prompt records", () => {
+    const { gt } = load("compaction-agentic-wire");
+    const dir = join(gt.fixtureRoot, gt.layout.captureDir ?? "missing");
+    type Rec = {
+      correlation: Record<string, unknown>;
+      attempt: number;
+      captureStage: string;
+      summary: { messages: { messageCount: number; roleCounts: Record<string, number> } };
+    };
+    const records = new Map(
+      readdirSync(dir).map((f) => [f, JSON.parse(readFileSync(join(dir, f), "utf8")) as Rec]),
+    );
+    const named = [...records.keys()].map((f) => {
+      const m = /^(cap_[^.]+)\.(ai_sdk_prompt|wire_request)\.(\d+)\.provider-request\.json$/.exec(f);
+      expect(m, f).not.toBeNull();
+      return { file: f, id: m?.[1] ?? "", stage: m?.[2] ?? "", n: Number(m?.[3]) };
+    });
+    const prompts = named.filter((x) => x.stage === "ai_sdk_prompt");
+    const wires = named.filter((x) => x.stage === "wire_request");
+    expect(prompts).toHaveLength(gt.httpRequests);
+    expect(wires).toHaveLength(gt.httpRequests);
+    for (const w of wires) {
+      const rec = records.get(w.file);
+      const pair = prompts.find((p) => p.id === w.id && p.n === w.n);
+      expect(pair, w.file).toBeDefined();
+      const prompt = records.get(pair?.file ?? "");
+      // The same request: same correlation and attempt; on the wire the system prompt is a message.
+      expect(rec?.captureStage).toBe("wire_request");
+      expect(rec?.correlation).toEqual(prompt?.correlation);
+      expect(rec?.attempt).toBe(prompt?.attempt);
+      expect(rec?.summary.messages.roleCounts.system).toBe(1);
+      expect(prompt?.summary.messages.roleCounts.system).toBeUndefined();
+      expect(rec?.summary.messages.messageCount).toBe((prompt?.summary.messages.messageCount ?? 0) + 1);
+    }
+    const summarizer = [...records].filter(([, r]) => r.correlation.sessionId === undefined);
+    expect(summarizer.map(([f]) => f).sort()).toEqual([
+      "cap_ed85bcfc744fa576.ai_sdk_prompt.1.provider-request.json",
+      "cap_ed85bcfc744fa576.ai_sdk_prompt.2.provider-request.json",
+      "cap_ed85bcfc744fa576.wire_request.1.provider-request.json",
+      "cap_ed85bcfc744fa576.wire_request.2.provider-request.json",
+    ]);
+    for (const [f, r] of summarizer) {
+      expect(Object.keys(r.correlation).sort()).toEqual(["modelId", "providerId"]);
+      expect(r.attempt).toBe(Number(f.split(".")[2]));
+      expect(r.summary.messages.roleCounts).toEqual(
+        r.captureStage === "wire_request" ? { system: 1, user: 1 } : { user: 1 },
+      );
+    }
+    expect(gt.unrecorded).toHaveLength(2);
+    const id = gt.rootSessionIds[0] ?? "";
+    expect(existsSync(join(gt.fixtureRoot, gt.layout.sessionsDir, id, `${id}.compaction.json`))).toBe(true);
+  });
+
   it("compaction-basic: the first prompt carries reason and usageBefore, a running total of earlier metrics", () => {
     const { gt, doc } = compaction("compaction-basic");
     const meta = doc.messages[0]?.metadata ?? {};

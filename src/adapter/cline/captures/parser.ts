@@ -169,6 +169,7 @@ export function parseCaptureRecord(
       iteration,
       messageCount: n.messageCount,
       userMessages: n.user,
+      systemMessages: n.system,
     })
       ? { purpose: "compaction-summarizer" as const }
       : {}),

@@ -5,6 +5,9 @@
  * runId or iteration. Its captureId is therefore `cap_` + a hash of provider and model alone, the
  * same for every summary of every session on that model, and a process's successive summaries are
  * attempts 1, 2, 3 of that one captureId. Those attempts are separate summaries, not retries.
+ * With `CLINE_CAPTURE_WIRE=true` the same request is captured again at `wire_request`, under the
+ * same captureId, n and attempt; there the HTTP body carries the system prompt as a message too
+ * (docs/cline-format.md §7.4), so that record counts a system message beside the user one.
  *
  * No field of such a record joins it to a session: the hash covers provider and model only, and
  * time proximity is not exact (a hub runs several sessions in one process). So these captures are
@@ -19,6 +22,7 @@ export interface SummarizerCaptureShape {
   readonly iteration: number | null;
   readonly messageCount: number;
   readonly userMessages: number;
+  readonly systemMessages: number;
 }
 
 /** `cap_<16 hex>`: a captureId hashed from a correlation without run and iteration (docs/cline-format.md §7.2). */
@@ -26,8 +30,9 @@ const RUNLESS_CAPTURE_ID = /^cap_[0-9a-f]{16}$/;
 
 /**
  * Whether a capture is a compaction summarizer request: no session, run or iteration in its
- * correlation, a run-less captureId, and exactly one message, a user one. A main-loop request
- * always carries session, run and iteration, so it never matches.
+ * correlation, a run-less captureId, and one user message, beside at most one system message (the
+ * system prompt, a message in the wire body) and nothing else. A main-loop request always carries
+ * session, run and iteration, so it never matches, at any stage.
  */
 export function isCompactionSummarizerCapture(c: SummarizerCaptureShape): boolean {
   return (
@@ -35,8 +40,9 @@ export function isCompactionSummarizerCapture(c: SummarizerCaptureShape): boolea
     c.runId === "" &&
     c.iteration === null &&
     RUNLESS_CAPTURE_ID.test(c.captureId) &&
-    c.messageCount === 1 &&
-    c.userMessages === 1
+    c.userMessages === 1 &&
+    c.systemMessages <= 1 &&
+    c.messageCount === c.userMessages + c.systemMessages
   );
 }
 
