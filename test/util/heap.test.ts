@@ -111,8 +111,12 @@ describe("V8 heap policy (src/util/heap.ts)", () => {
       expect(r.status, r.stderr).toBe(0);
       return Number(r.stdout.split(" ")[0]);
     };
-    const without = run("none");
-    const withPolicy = run("policy", heapPolicyFlags()[0] as string);
+    // Where a mark-compact lands depends on timing (concurrent marking under a loaded machine): one
+    // run without the policy can happen to compact at the live heap. The highest of three runs is
+    // what each setting lets the old space pile up to.
+    const highest = (...args: string[]) => Math.max(...[0, 1, 2].map(() => run(...args)));
+    const without = highest("none");
+    const withPolicy = highest("policy", heapPolicyFlags()[0] as string);
     expect(withPolicy).toBeLessThan(without * 0.75);
   });
 });
