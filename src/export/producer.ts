@@ -20,6 +20,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger } from "../ledger/ledger.ts";
+import type { Attrs } from "./attributes.ts";
 import {
   type CaptureSeriesPoint,
   capturePointsToMetricData,
@@ -35,6 +36,7 @@ import {
 import type { DeliveryTracker } from "./delivery.ts";
 import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
 import { CumulativePages } from "./pages.ts";
+import { withDataAttributes } from "./team-attributes.ts";
 import {
   liveSeries,
   METRIC_IDS,
@@ -78,6 +80,8 @@ export interface ProducerOptions {
    * exporter, which serializes one whole collection.
    */
   readonly pagePoints?: number;
+  /** Copied resource attributes put on every point (src/export/team-attributes.ts). */
+  readonly dataAttributes?: Attrs;
   /**
    * Before each collection, finalize the tool calls and turns whose document has been quiet this
    * long (CLINE_OTEL_QUIET_TIME): a call without a result is then counted in cline.tool.calls with
@@ -87,6 +91,8 @@ export interface ProducerOptions {
 }
 
 export const MAX_WINDOW_ROWS = 2000;
+
+const NO_ATTRS: Attrs = Object.freeze({});
 
 /**
  * A capture in a series of its own costs ~5 KB of http/json (two histograms and up to nine
@@ -316,21 +322,24 @@ export class LedgerMetricProducer implements MetricProducer {
           );
     }
     const endNs = effectiveEndNs(startNs, BigInt(nowMs) * 1_000_000n);
-    const metrics = [
-      ...firstPage,
-      ...toMetricData(points, opts.temporality, startNs, endNs),
-      ...capturePointsToMetricData(captures, {
-        temporality: opts.temporality,
-        startTime: nsToHrTime(startNs),
-        endTime: nsToHrTime(endNs),
-      }),
-      ...compactionPointsToMetricData(compactions, {
-        temporality: opts.temporality,
-        startTime: nsToHrTime(startNs),
-        endTime: nsToHrTime(endNs),
-      }),
-      ...genaiToMetricData(genai, opts.temporality, nsToHrTime(startNs), nsToHrTime(endNs)),
-    ];
+    const metrics = withDataAttributes(
+      [
+        ...firstPage,
+        ...toMetricData(points, opts.temporality, startNs, endNs),
+        ...capturePointsToMetricData(captures, {
+          temporality: opts.temporality,
+          startTime: nsToHrTime(startNs),
+          endTime: nsToHrTime(endNs),
+        }),
+        ...compactionPointsToMetricData(compactions, {
+          temporality: opts.temporality,
+          startTime: nsToHrTime(startNs),
+          endTime: nsToHrTime(endNs),
+        }),
+        ...genaiToMetricData(genai, opts.temporality, nsToHrTime(startNs), nsToHrTime(endNs)),
+      ],
+      opts.dataAttributes ?? NO_ATTRS,
+    );
     if (metrics.length === 0) return undefined;
     const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
     const next: ExportState = {
@@ -345,9 +354,13 @@ export class LedgerMetricProducer implements MetricProducer {
       lastSuccessMs: nowMs,
     };
     const rest = pages;
+    const decorate = (page: MetricData[] | undefined) =>
+      page && withDataAttributes(page, opts.dataAttributes ?? NO_ATTRS);
     this.tracker.register(
       scope,
-      rest ? { base, next, pages: { scope: scope.scope, next: () => rest.next() } } : { base, next },
+      rest
+        ? { base, next, pages: { scope: scope.scope, next: () => decorate(rest.next()) } }
+        : { base, next },
     );
     return scope;
   }

@@ -7,6 +7,7 @@ import type { ProjectMode } from "../config/config.ts";
 import { computeCost, type Price } from "../cost/index.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
+import type { RepositoryLookup } from "../vcs/repository.ts";
 import {
   ATTR,
   type Attrs,
@@ -76,6 +77,8 @@ export interface TranslateOptions {
   readonly project: ProjectMode;
   readonly includeSessionId: boolean;
   readonly priceOf: PriceLookup;
+  /** `vcs.*` of a session's workspace, when repositories go on metric series. */
+  readonly repositoryOf?: RepositoryLookup | undefined;
 }
 
 /** When a series last changed (ingestion time) and when its newest event happened (event time). */
@@ -117,7 +120,7 @@ type SeriesDims = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "mode
 /** The attributes every series carries, rendered per the project / session-id settings. */
 export function commonAttributes(
   row: SeriesDims,
-  opts: Pick<TranslateOptions, "project" | "includeSessionId">,
+  opts: Pick<TranslateOptions, "project" | "includeSessionId" | "repositoryOf">,
 ): Attrs {
   const out: Record<string, string> = {};
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
@@ -126,6 +129,7 @@ export function commonAttributes(
   if (project !== undefined) out[ATTR.project] = project;
   out[ATTR.model] = row.model;
   out[ATTR.provider] = row.provider;
+  if (opts.repositoryOf !== undefined) Object.assign(out, opts.repositoryOf(row.project).series);
   return out;
 }
 
