@@ -783,6 +783,88 @@ export function buildDashboard(): Json {
   };
   panels.push(latencyRow);
 
+  // ---- Team (collapsed row, y 106): the copied resource attributes and the repository on the
+  // points (docs/metrics.md "Cardinality"). A series without the label falls in the "" group.
+  const TEAM_NOTE =
+    "team_id / user_name come from OTEL_RESOURCE_ATTRIBUTES and CLINE_OTEL_USER, copied onto every series by CLINE_OTEL_COPY_RESOURCE_ATTRIBUTES; repositories need CLINE_OTEL_REPOSITORY=true. An empty name means the agent sends none.";
+  const teamRow = {
+    id: nextId++,
+    type: "row",
+    title: "Team",
+    collapsed: true,
+    gridPos: g(0, 106, 24, 1),
+    panels: [
+      bars(
+        "Cost by team",
+        `Computed cost (USD) per team.id over the range. ${TEAM_NOTE}`,
+        g(0, 107, 8, 8),
+        [totalsBy("team_id", COST)],
+        "currencyUSD",
+        { decimals: 2 },
+      ),
+      bars(
+        "Cost by user",
+        `Computed cost (USD) per user.name over the range. ${TEAM_NOTE}`,
+        g(8, 107, 8, 8),
+        [totalsBy("user_name", COST)],
+        "currencyUSD",
+        { decimals: 2 },
+      ),
+      bars(
+        "Cost by repository",
+        `Computed cost (USD) per vcs.repository.url.full over the range. ${TEAM_NOTE}`,
+        g(16, 107, 8, 8),
+        [totalsBy("vcs_repository_url_full", COST)],
+        "currencyUSD",
+        { decimals: 2 },
+      ),
+      bars(
+        "Tokens by team",
+        `Tokens of every type per team.id over the range. ${TEAM_NOTE}`,
+        g(0, 115, 8, 8),
+        [totalsBy("team_id", TOK)],
+        "short",
+      ),
+      bars(
+        "Cache hit ratio by team",
+        "cache_read / (input + cache_read + cache_write) per team.id over the range.",
+        g(8, 115, 8, 8),
+        [
+          target(
+            `(${sumBy("team_id", TOK, 'type="cache_read"', R)} or ${sumBy("team_id", TOK, 'type=~"input|cache_read|cache_write"', R)} * 0) / ${sumBy("team_id", TOK, 'type=~"input|cache_read|cache_write"', R)}`,
+            "{{team_id}}",
+            { instant: true },
+          ),
+        ],
+        "percentunit",
+        { decimals: 1 },
+      ),
+      table(
+        "Top spenders",
+        `The 10 users with the highest computed cost over the range, with their team. ${TEAM_NOTE}`,
+        g(16, 115, 8, 8),
+        [tableTarget(`topk(10, ${sumBy("team_id, user_name", COST, "", R)})`)],
+        "currencyUSD",
+        { rename: { team_id: "Team", user_name: "User", Value: "Cost" }, sortBy: "Cost" },
+      ),
+      bars(
+        "Tokens by user",
+        `Tokens of every type per user.name over the range. ${TEAM_NOTE}`,
+        g(0, 123, 12, 8),
+        [totalsBy("user_name", TOK)],
+        "short",
+      ),
+      bars(
+        "Tokens by repository",
+        `Tokens of every type per repository over the range. ${TEAM_NOTE}`,
+        g(12, 123, 12, 8),
+        [totalsBy("vcs_repository_url_full", TOK)],
+        "short",
+      ),
+    ],
+  };
+  panels.push(teamRow);
+
   function queryVar(name: string, label: string, labelName: string, deps?: string): Json {
     const match = deps ? `{${deps}}` : "";
     return {
