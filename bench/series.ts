@@ -68,13 +68,19 @@ async function countFor(ledger: Ledger, env: Record<string, string>): Promise<Om
   });
   const c = await producer.collect();
   const metrics = c.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-  const points = metrics.flatMap((m) => m.dataPoints);
+  // Sums and histograms alike: only the attributes and the bucket bounds are read here.
+  const points = metrics.flatMap(
+    (m) =>
+      m.dataPoints as readonly {
+        attributes: Record<string, unknown>;
+        value: number | { buckets?: { boundaries: readonly number[] } };
+      }[],
+  );
   let promSeries = 0;
-  for (const m of metrics)
-    for (const p of m.dataPoints) {
-      const v = p.value as { buckets?: { boundaries: readonly number[] } };
-      promSeries += v.buckets === undefined ? 1 : v.buckets.boundaries.length + 3;
-    }
+  for (const p of points) {
+    const bounds = typeof p.value === "number" ? undefined : p.value.buckets?.boundaries;
+    promSeries += bounds === undefined ? 1 : bounds.length + 3;
+  }
   const sets = new Set(
     points.map((p) =>
       JSON.stringify(
