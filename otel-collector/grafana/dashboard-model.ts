@@ -787,6 +787,18 @@ export function buildDashboard(): Json {
   // points (docs/metrics.md "Cardinality"). A series without the label falls in the "" group.
   const TEAM_NOTE =
     "team_id / user_name come from OTEL_RESOURCE_ATTRIBUTES and CLINE_OTEL_USER, copied onto every series by CLINE_OTEL_COPY_RESOURCE_ATTRIBUTES; repositories need CLINE_OTEL_REPOSITORY=true. An empty name means the agent sends none.";
+  /** One label's range totals of cost (USD, 2 decimals) or tokens, as bars. */
+  function teamTotals(title: string, what: string, label: string, metric: string, pos: Pos): Json {
+    const cost = metric === COST;
+    return bars(
+      title,
+      `${what} per ${label} over the range. ${TEAM_NOTE}`,
+      pos,
+      [totalsBy(label, metric)],
+      cost ? "currencyUSD" : "short",
+      cost ? { decimals: 2 } : {},
+    );
+  }
   const teamRow = {
     id: nextId++,
     type: "row",
@@ -794,37 +806,16 @@ export function buildDashboard(): Json {
     collapsed: true,
     gridPos: g(0, 106, 24, 1),
     panels: [
-      bars(
-        "Cost by team",
-        `Computed cost (USD) per team.id over the range. ${TEAM_NOTE}`,
-        g(0, 107, 8, 8),
-        [totalsBy("team_id", COST)],
-        "currencyUSD",
-        { decimals: 2 },
-      ),
-      bars(
-        "Cost by user",
-        `Computed cost (USD) per user.name over the range. ${TEAM_NOTE}`,
-        g(8, 107, 8, 8),
-        [totalsBy("user_name", COST)],
-        "currencyUSD",
-        { decimals: 2 },
-      ),
-      bars(
+      teamTotals("Cost by team", "Computed cost (USD)", "team_id", COST, g(0, 107, 8, 8)),
+      teamTotals("Cost by user", "Computed cost (USD)", "user_name", COST, g(8, 107, 8, 8)),
+      teamTotals(
         "Cost by repository",
-        `Computed cost (USD) per vcs.repository.url.full over the range. ${TEAM_NOTE}`,
+        "Computed cost (USD)",
+        "vcs_repository_url_full",
+        COST,
         g(16, 107, 8, 8),
-        [totalsBy("vcs_repository_url_full", COST)],
-        "currencyUSD",
-        { decimals: 2 },
       ),
-      bars(
-        "Tokens by team",
-        `Tokens of every type per team.id over the range. ${TEAM_NOTE}`,
-        g(0, 115, 8, 8),
-        [totalsBy("team_id", TOK)],
-        "short",
-      ),
+      teamTotals("Tokens by team", "Tokens of every type", "team_id", TOK, g(0, 115, 8, 8)),
       bars(
         "Cache hit ratio by team",
         "cache_read / (input + cache_read + cache_write) per team.id over the range.",
@@ -847,19 +838,13 @@ export function buildDashboard(): Json {
         "currencyUSD",
         { rename: { team_id: "Team", user_name: "User", Value: "Cost" }, sortBy: "Cost" },
       ),
-      bars(
-        "Tokens by user",
-        `Tokens of every type per user.name over the range. ${TEAM_NOTE}`,
-        g(0, 123, 12, 8),
-        [totalsBy("user_name", TOK)],
-        "short",
-      ),
-      bars(
+      teamTotals("Tokens by user", "Tokens of every type", "user_name", TOK, g(0, 123, 12, 8)),
+      teamTotals(
         "Tokens by repository",
-        `Tokens of every type per repository over the range. ${TEAM_NOTE}`,
+        "Tokens of every type",
+        "vcs_repository_url_full",
+        TOK,
         g(12, 123, 12, 8),
-        [totalsBy("vcs_repository_url_full", TOK)],
-        "short",
       ),
     ],
   };

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MsgSpec, makeTree } from "../helpers/cline-tree.ts";
 import { dataPanels, loadDashboard, REPO, substitute } from "./support/dashboard.ts";
-import { freePort, type Managed, startManaged, waitFor } from "./support/processes.ts";
+import { freePort, type Managed, productEnv, startManaged, waitFor } from "./support/processes.ts";
 import { type RunningPrometheus, startPrometheus } from "./support/prometheus.ts";
 
 const TOKEN = "ghp_TEAMlive0123456789secret";
@@ -72,12 +72,6 @@ interface Totals {
   cacheRead: number;
   cacheWrite: number;
   cost: number;
-}
-
-function productEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(OTEL_|CLINE_)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
 }
 
 let scratch = "";
