@@ -64,7 +64,6 @@ async function countFor(ledger: Ledger, env: Record<string, string>): Promise<Om
     // Every series of the corpus is live: what a backend holds within the TTL.
     seriesTtlMs: Number.MAX_SAFE_INTEGER,
     translate: team.translate(buildPriceLookup(undefined)),
-    dataAttributes: team.metricAttributes,
   });
   const c = await producer.collect();
   const metrics = c.resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);

@@ -85,9 +85,11 @@ export function seriesDimsAttributes(
     readonly project: ProjectMode;
     readonly includeSessionId: boolean;
     readonly repositoryOf?: RepositoryLookup | undefined;
+    readonly constant?: Attrs | undefined;
   },
 ): Record<string, string> {
-  const out: Record<string, string> = {};
+  // The copied resource attributes first: the series' own win.
+  const out: Record<string, string> = { ...opts.constant };
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
   if (row.agent !== "") out[ATTR.agent] = row.agent;
   const project = renderProject(row.project, opts.project);

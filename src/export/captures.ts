@@ -94,6 +94,7 @@ export interface CaptureTranslateOptions {
   readonly project: ProjectMode;
   readonly includeSessionId: boolean;
   readonly repositoryOf?: RepositoryLookup | undefined;
+  readonly constant?: Attrs | undefined;
 }
 
 export interface CaptureMetricOptions extends CaptureTranslateOptions {

@@ -43,6 +43,7 @@ export interface CompactionTranslateOptions {
   readonly project: ProjectMode;
   readonly includeSessionId: boolean;
   readonly repositoryOf?: RepositoryLookup | undefined;
+  readonly constant?: Attrs | undefined;
 }
 
 export interface CompactionPoint {

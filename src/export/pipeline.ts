@@ -150,7 +150,6 @@ export class ExportPipeline {
         // Cut-off tool calls become final (outcome unknown) on the metrics' schedule too.
         quietMs: cfg.signals.quietMs,
         translate: team.translate(opts.priceOf),
-        dataAttributes: team.metricAttributes,
         ...(opts.now ? { now: opts.now } : {}),
         // gRPC servers refuse messages over 4 MiB by default (HTTP collectors: 20 MiB), and a
         // window carries the GenAI histograms too: half the rows per gRPC window.

@@ -20,7 +20,6 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger } from "../ledger/ledger.ts";
-import type { Attrs } from "./attributes.ts";
 import {
   type CaptureSeriesPoint,
   capturePointsToMetricData,
@@ -36,7 +35,6 @@ import {
 import type { DeliveryTracker } from "./delivery.ts";
 import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
 import { CumulativePages } from "./pages.ts";
-import { withDataAttributes } from "./team-attributes.ts";
 import {
   liveSeries,
   METRIC_IDS,
@@ -80,8 +78,6 @@ export interface ProducerOptions {
    * exporter, which serializes one whole collection.
    */
   readonly pagePoints?: number;
-  /** Copied resource attributes put on every point (src/export/team-attributes.ts). */
-  readonly dataAttributes?: Attrs;
   /**
    * Before each collection, finalize the tool calls and turns whose document has been quiet this
    * long (CLINE_OTEL_QUIET_TIME): a call without a result is then counted in cline.tool.calls with
@@ -91,8 +87,6 @@ export interface ProducerOptions {
 }
 
 export const MAX_WINDOW_ROWS = 2000;
-
-const NO_ATTRS: Attrs = Object.freeze({});
 
 /**
  * A capture in a series of its own costs ~5 KB of http/json (two histograms and up to nine
@@ -322,24 +316,21 @@ export class LedgerMetricProducer implements MetricProducer {
           );
     }
     const endNs = effectiveEndNs(startNs, BigInt(nowMs) * 1_000_000n);
-    const metrics = withDataAttributes(
-      [
-        ...firstPage,
-        ...toMetricData(points, opts.temporality, startNs, endNs),
-        ...capturePointsToMetricData(captures, {
-          temporality: opts.temporality,
-          startTime: nsToHrTime(startNs),
-          endTime: nsToHrTime(endNs),
-        }),
-        ...compactionPointsToMetricData(compactions, {
-          temporality: opts.temporality,
-          startTime: nsToHrTime(startNs),
-          endTime: nsToHrTime(endNs),
-        }),
-        ...genaiToMetricData(genai, opts.temporality, nsToHrTime(startNs), nsToHrTime(endNs)),
-      ],
-      opts.dataAttributes ?? NO_ATTRS,
-    );
+    const metrics = [
+      ...firstPage,
+      ...toMetricData(points, opts.temporality, startNs, endNs),
+      ...capturePointsToMetricData(captures, {
+        temporality: opts.temporality,
+        startTime: nsToHrTime(startNs),
+        endTime: nsToHrTime(endNs),
+      }),
+      ...compactionPointsToMetricData(compactions, {
+        temporality: opts.temporality,
+        startTime: nsToHrTime(startNs),
+        endTime: nsToHrTime(endNs),
+      }),
+      ...genaiToMetricData(genai, opts.temporality, nsToHrTime(startNs), nsToHrTime(endNs)),
+    ];
     if (metrics.length === 0) return undefined;
     const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
     const next: ExportState = {
@@ -354,13 +345,9 @@ export class LedgerMetricProducer implements MetricProducer {
       lastSuccessMs: nowMs,
     };
     const rest = pages;
-    const decorate = (page: MetricData[] | undefined) =>
-      page && withDataAttributes(page, opts.dataAttributes ?? NO_ATTRS);
     this.tracker.register(
       scope,
-      rest
-        ? { base, next, pages: { scope: scope.scope, next: () => decorate(rest.next()) } }
-        : { base, next },
+      rest ? { base, next, pages: { scope: scope.scope, next: () => rest.next() } } : { base, next },
     );
     return scope;
   }

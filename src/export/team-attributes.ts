@@ -4,7 +4,6 @@
  * PromQL, where the resource lives only in `target_info`, and in Honeycomb without joins. They
  * are constant for a process: one process's series keep their count (docs/metrics.md "Cardinality").
  */
-import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { TeamsConfig } from "../config/teams.ts";
 import type { RepositoryLookup } from "../vcs/repository.ts";
 import type { Attrs } from "./attributes.ts";
@@ -34,19 +33,4 @@ export function metricCopies(copies: Attrs, teams: Pick<TeamsConfig, "metrics">)
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(copies)) if (!k.startsWith("user.")) out[k] = v;
   return Object.freeze(out);
-}
-
-/**
- * Every point of `metrics` with `attrs` added (a point's own attribute wins on a clash). The same
- * attributes on every point of a process: no two series of it can merge or split.
- */
-export function withDataAttributes(metrics: MetricData[], attrs: Attrs): MetricData[] {
-  if (Object.keys(attrs).length === 0) return metrics;
-  return metrics.map(
-    (m) =>
-      ({
-        ...m,
-        dataPoints: m.dataPoints.map((p) => ({ ...p, attributes: { ...attrs, ...p.attributes } })),
-      }) as MetricData,
-  );
 }

@@ -7,15 +7,12 @@ import type { Resource } from "@opentelemetry/resources";
 import type { ExportConfig } from "../config/config.ts";
 import type { Logger } from "../util/log.ts";
 import { createRepositoryLookup } from "../vcs/repository.ts";
-import type { Attrs } from "./attributes.ts";
 import { copiedAttributes, type DataAttributes, metricCopies } from "./team-attributes.ts";
 import type { PriceLookup, TranslateOptions } from "./translate.ts";
 
 export interface TeamOptions {
   /** Events and spans: every copied attribute and the repository with its branch. */
   readonly data: DataAttributes;
-  /** Metric points: the copies, `user.*` only when OTEL_METRICS_INCLUDE_USER is on. */
-  readonly metricAttributes: Attrs;
   readonly translate: (priceOf: PriceLookup) => TranslateOptions;
 }
 
@@ -32,14 +29,15 @@ export function teamOptions(
         logger.warn(`cannot read the git config of ${workspace}: ${(e as Error).message ?? String(e)}`),
       )
     : undefined;
+  const metricCopy = metricCopies(copies, teams);
   return {
     data: repositoryOf === undefined ? { constant: copies } : { constant: copies, repositoryOf },
-    metricAttributes: metricCopies(copies, teams),
     translate: (priceOf) => ({
       // OTEL_METRICS_INCLUDE_PROJECT=false: no project on series; events and spans keep it.
       project: teams.metrics.project ? cfg.project : "none",
       includeSessionId: cfg.includeSessionId,
       priceOf,
+      ...(Object.keys(metricCopy).length > 0 ? { constant: metricCopy } : {}),
       ...(teams.metrics.repository && repositoryOf !== undefined ? { repositoryOf } : {}),
     }),
   };

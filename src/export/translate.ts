@@ -79,6 +79,11 @@ export interface TranslateOptions {
   readonly priceOf: PriceLookup;
   /** `vcs.*` of a session's workspace, when repositories go on metric series. */
   readonly repositoryOf?: RepositoryLookup | undefined;
+  /**
+   * The copied resource attributes (src/export/team-attributes.ts), the same on every series of
+   * the process: added to each series' attributes once, so they never merge or split series.
+   */
+  readonly constant?: Attrs | undefined;
 }
 
 /** When a series last changed (ingestion time) and when its newest event happened (event time). */
@@ -150,13 +155,15 @@ class Accumulator {
   private readonly interned = new Map<string, string>();
 
   base(row: SeriesDims, opts: TranslateOptions): Base {
-    const attrs = allowListed(commonAttributes(row, opts));
-    const long = seriesKey(attrs);
+    const own = allowListed(commonAttributes(row, opts));
+    const long = seriesKey(own);
     let key = this.interned.get(long);
     if (key === undefined) {
       key = String(this.interned.size);
       this.interned.set(long, key);
     }
+    // A point's own attribute wins over a copied one of the same name.
+    const attrs = opts.constant === undefined ? own : { ...opts.constant, ...own };
     return { attrs, key };
   }
 
