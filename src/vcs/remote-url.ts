@@ -19,12 +19,9 @@ const SCP_LIKE = /^(?:[^@/]+@)?([^:/]+):(?!\/\/)(.+)$/;
 function hostAndPath(remote: string): { host: string; path: string } | undefined {
   const text = remote.trim();
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    let u: URL;
-    try {
-      u = new URL(text);
-    } catch {
-      return undefined;
-    }
+    // Unparsable text names no repository.
+    if (!URL.canParse(text)) return undefined;
+    const u = new URL(text);
     if (u.protocol === "file:" || u.hostname === "") return undefined;
     // u.username / u.password / u.search / u.hash / u.port are dropped here, never copied.
     return { host: u.hostname.toLowerCase(), path: decodePath(u.pathname) };
