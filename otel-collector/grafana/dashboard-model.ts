@@ -783,6 +783,73 @@ export function buildDashboard(): Json {
   };
   panels.push(latencyRow);
 
+  // ---- Team (collapsed row, y 106): the copied resource attributes and the repository on the
+  // points (docs/metrics.md "Cardinality"). A series without the label falls in the "" group.
+  const TEAM_NOTE =
+    "team_id / user_name come from OTEL_RESOURCE_ATTRIBUTES and CLINE_OTEL_USER, copied onto every series by CLINE_OTEL_COPY_RESOURCE_ATTRIBUTES; repositories need CLINE_OTEL_REPOSITORY=true. An empty name means the agent sends none.";
+  /** One label's range totals of cost (USD, 2 decimals) or tokens, as bars. */
+  function teamTotals(title: string, what: string, label: string, metric: string, pos: Pos): Json {
+    const cost = metric === COST;
+    return bars(
+      title,
+      `${what} per ${label} over the range. ${TEAM_NOTE}`,
+      pos,
+      [totalsBy(label, metric)],
+      cost ? "currencyUSD" : "short",
+      cost ? { decimals: 2 } : {},
+    );
+  }
+  const teamRow = {
+    id: nextId++,
+    type: "row",
+    title: "Team",
+    collapsed: true,
+    gridPos: g(0, 106, 24, 1),
+    panels: [
+      teamTotals("Cost by team", "Computed cost (USD)", "team_id", COST, g(0, 107, 8, 8)),
+      teamTotals("Cost by user", "Computed cost (USD)", "user_name", COST, g(8, 107, 8, 8)),
+      teamTotals(
+        "Cost by repository",
+        "Computed cost (USD)",
+        "vcs_repository_url_full",
+        COST,
+        g(16, 107, 8, 8),
+      ),
+      teamTotals("Tokens by team", "Tokens of every type", "team_id", TOK, g(0, 115, 8, 8)),
+      bars(
+        "Cache hit ratio by team",
+        "cache_read / (input + cache_read + cache_write) per team.id over the range.",
+        g(8, 115, 8, 8),
+        [
+          target(
+            `(${sumBy("team_id", TOK, 'type="cache_read"', R)} or ${sumBy("team_id", TOK, 'type=~"input|cache_read|cache_write"', R)} * 0) / ${sumBy("team_id", TOK, 'type=~"input|cache_read|cache_write"', R)}`,
+            "{{team_id}}",
+            { instant: true },
+          ),
+        ],
+        "percentunit",
+        { decimals: 1 },
+      ),
+      table(
+        "Top spenders",
+        `The 10 users with the highest computed cost over the range, with their team. ${TEAM_NOTE}`,
+        g(16, 115, 8, 8),
+        [tableTarget(`topk(10, ${sumBy("team_id, user_name", COST, "", R)})`)],
+        "currencyUSD",
+        { rename: { team_id: "Team", user_name: "User", Value: "Cost" }, sortBy: "Cost" },
+      ),
+      teamTotals("Tokens by user", "Tokens of every type", "user_name", TOK, g(0, 123, 12, 8)),
+      teamTotals(
+        "Tokens by repository",
+        "Tokens of every type",
+        "vcs_repository_url_full",
+        TOK,
+        g(12, 123, 12, 8),
+      ),
+    ],
+  };
+  panels.push(teamRow);
+
   function queryVar(name: string, label: string, labelName: string, deps?: string): Json {
     const match = deps ? `{${deps}}` : "";
     return {

@@ -12,6 +12,7 @@ import { type Env, envStr } from "./env.ts";
 import { type HeadersFileRef, readHeadersFile } from "./headers-file.ts";
 import { type OtlpSettings, resolveOtlpSettings } from "./otlp.ts";
 import { resolveSignalsConfig, type SignalsConfig } from "./signals.ts";
+import { resolveTeamsConfig, type TeamsConfig } from "./teams.ts";
 
 export type { OtlpProtocol, OtlpSettings } from "./otlp.ts";
 
@@ -45,6 +46,8 @@ export interface ExportConfig {
   readonly seriesTtlMs: number;
   /** Events (OTLP logs) and traces: both off unless OTEL_LOGS_EXPORTER / OTEL_TRACES_EXPORTER say. */
   readonly signals: SignalsConfig;
+  /** User, copied resource attributes, repository, what metric series carry (src/config/teams.ts). */
+  readonly teams: TeamsConfig;
 }
 
 export interface Config {
@@ -175,9 +178,7 @@ function exportConfig(flags: Flags, env: Env, cwd: string): ExportConfig {
     ["path", "basename", "hash", "none"] as const,
     flags.project !== undefined ? "--project" : "CLINE_OTEL_PROJECT",
   );
-  const sidEnv = envStr(env, "CLINE_OTEL_INCLUDE_SESSION_ID");
-  const includeSessionId =
-    flags.sessionId ?? (sidEnv === undefined ? true : boolValue(sidEnv, "CLINE_OTEL_INCLUDE_SESSION_ID"));
+  const teams = resolveTeamsConfig(flags, env);
   const headersFile = headersFileRef(flags, env, cwd);
   const shared = {
     fileHeaders: headersFile === undefined ? {} : readHeadersFile(headersFile),
@@ -204,10 +205,11 @@ function exportConfig(flags: Flags, env: Env, cwd: string): ExportConfig {
     resourceAttributes: Object.freeze(
       parseKeyValueList(envStr(env, "OTEL_RESOURCE_ATTRIBUTES") ?? "", "OTEL_RESOURCE_ATTRIBUTES"),
     ),
-    includeSessionId,
+    includeSessionId: teams.metrics.sessionId,
     project,
     seriesTtlMs,
     signals: resolveSignalsConfig(env, shared, disabled),
+    teams,
   });
 }
 

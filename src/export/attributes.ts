@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import type { ProjectMode } from "../config/config.ts";
+import { type RepositoryLookup, VCS_SERIES_KEYS } from "../vcs/repository.ts";
 
 /** Attribute keys of the metric contract (docs/metrics.md). Dashboards depend on these names. */
 export const ATTR = {
@@ -20,7 +21,7 @@ export const ATTR = {
  * The ONLY attribute keys that ever leave the process on a cline-otel data point. Everything
  * exported passes through `allowListed`, so a new ledger column can never leak by accident.
  */
-export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set(Object.values(ATTR));
+export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set([...Object.values(ATTR), ...VCS_SERIES_KEYS]);
 
 /** Token component names, the values of the `type` attribute. */
 export const TOKEN_TYPES = ["input", "output", "cache_read", "cache_write"] as const;
@@ -62,6 +63,7 @@ export const SERIES_DIMS_KEYS = [
   ATTR.project,
   ATTR.model,
   ATTR.provider,
+  ...VCS_SERIES_KEYS,
 ] as const;
 
 /** The session / agent / project / model / provider of a series row. */
@@ -79,15 +81,22 @@ export interface SeriesDims {
  */
 export function seriesDimsAttributes(
   row: SeriesDims,
-  opts: { readonly project: ProjectMode; readonly includeSessionId: boolean },
+  opts: {
+    readonly project: ProjectMode;
+    readonly includeSessionId: boolean;
+    readonly repositoryOf?: RepositoryLookup | undefined;
+    readonly constant?: Attrs | undefined;
+  },
 ): Record<string, string> {
-  const out: Record<string, string> = {};
+  // The copied resource attributes first: the series' own win.
+  const out: Record<string, string> = { ...opts.constant };
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
   if (row.agent !== "") out[ATTR.agent] = row.agent;
   const project = renderProject(row.project, opts.project);
   if (project !== undefined) out[ATTR.project] = project;
   out[ATTR.model] = row.model;
   out[ATTR.provider] = row.provider;
+  if (opts.repositoryOf !== undefined) Object.assign(out, opts.repositoryOf(row.project).series);
   return out;
 }
 

@@ -8,6 +8,7 @@
  * maintained in the ledger with the series, so restarts and re-exports repeat the same stream.
  * Everything else is a monotonic Sum.
  */
+
 import type { Attributes, HrTime } from "@opentelemetry/api";
 import { ValueType } from "@opentelemetry/api";
 import {
@@ -20,6 +21,7 @@ import {
 import type { ProjectMode, Temporality } from "../config/config.ts";
 import type { CaptureSeriesRow } from "../ledger/ledger.ts";
 import { CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "../ledger/schema.ts";
+import type { RepositoryLookup } from "../vcs/repository.ts";
 import { type Attrs, SERIES_DIMS_KEYS, seriesDimsAttributes } from "./attributes.ts";
 import { foldPoints, keyedByAttributes } from "./fold.ts";
 import { isLive } from "./translate.ts";
@@ -91,6 +93,8 @@ export type CaptureMetricId = keyof typeof CAPTURE_METRICS;
 export interface CaptureTranslateOptions {
   readonly project: ProjectMode;
   readonly includeSessionId: boolean;
+  readonly repositoryOf?: RepositoryLookup | undefined;
+  readonly constant?: Attrs | undefined;
 }
 
 export interface CaptureMetricOptions extends CaptureTranslateOptions {

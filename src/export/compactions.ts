@@ -4,11 +4,13 @@
  * The contract is docs/metrics.md ("cline.compactions"): one per compaction OBSERVED in the
  * agent's files, which hold only the latest one, so two compactions between two reads are one.
  */
+
 import type { Attributes, HrTime } from "@opentelemetry/api";
 import { ValueType } from "@opentelemetry/api";
 import { AggregationTemporality, DataPointType, type MetricData } from "@opentelemetry/sdk-metrics";
 import type { ProjectMode, Temporality } from "../config/config.ts";
 import type { CompactionSeriesRow } from "../ledger/ledger.ts";
+import type { RepositoryLookup } from "../vcs/repository.ts";
 import { type Attrs, SERIES_DIMS_KEYS, seriesDimsAttributes } from "./attributes.ts";
 import { foldPoints, keyedByAttributes } from "./fold.ts";
 import { isLive } from "./translate.ts";
@@ -40,6 +42,8 @@ export const COMPACTION_METRIC = {
 export interface CompactionTranslateOptions {
   readonly project: ProjectMode;
   readonly includeSessionId: boolean;
+  readonly repositoryOf?: RepositoryLookup | undefined;
+  readonly constant?: Attrs | undefined;
 }
 
 export interface CompactionPoint {

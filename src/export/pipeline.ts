@@ -25,6 +25,7 @@ import { LedgerMetricProducer } from "./producer.ts";
 import { PrometheusEndpoint } from "./prometheus.ts";
 import { buildResource } from "./resource.ts";
 import { SignalPipeline } from "./signals/pipeline.ts";
+import { teamOptions } from "./team-options.ts";
 import type { PriceLookup } from "./translate.ts";
 
 export interface PipelineOptions {
@@ -124,12 +125,14 @@ export class ExportPipeline {
 
   static async start(cfg: ExportConfig, ledger: Ledger, opts: PipelineOptions): Promise<ExportPipeline> {
     const resource = buildResource(cfg, ledger.instanceId, opts.serviceVersion, opts.hostName);
+    const team = teamOptions(cfg, resource, opts.logger);
     // Events and traces: nothing at all unless OTEL_LOGS_EXPORTER / OTEL_TRACES_EXPORTER ask for them.
     const signals = await SignalPipeline.create(cfg.signals, ledger, {
       logger: opts.logger,
       priceOf: opts.priceOf,
       project: cfg.project,
       resource,
+      data: team.data,
       serviceVersion: opts.serviceVersion,
       ...(opts.now ? { now: opts.now } : {}),
     });
@@ -146,7 +149,7 @@ export class ExportPipeline {
         seriesTtlMs: cfg.seriesTtlMs,
         // Cut-off tool calls become final (outcome unknown) on the metrics' schedule too.
         quietMs: cfg.signals.quietMs,
-        translate: { project: cfg.project, includeSessionId: cfg.includeSessionId, priceOf: opts.priceOf },
+        translate: team.translate(opts.priceOf),
         ...(opts.now ? { now: opts.now } : {}),
         // gRPC servers refuse messages over 4 MiB by default (HTTP collectors: 20 MiB), and a
         // window carries the GenAI histograms too: half the rows per gRPC window.

@@ -9,9 +9,12 @@ export const DEFAULT_SERVICE_NAME = "cline-otel";
  * restart continues the same streams and two machines never merge behind a gateway.
  * OTEL_RESOURCE_ATTRIBUTES may add or override attributes (overriding service.instance.id
  * makes its uniqueness the user's business); OTEL_SERVICE_NAME beats a service.name given there.
+ * `user.name` (CLINE_OTEL_USER, else the OS account) is a default that a `user.name` there overrides.
  */
 export function buildResource(
-  cfg: Pick<ExportConfig, "serviceName" | "resourceAttributes">,
+  cfg: Pick<ExportConfig, "serviceName" | "resourceAttributes"> & {
+    readonly teams?: Pick<ExportConfig["teams"], "user">;
+  },
   instanceId: string,
   serviceVersion: string,
   hostName: string = hostname(),
@@ -26,6 +29,7 @@ export function buildResource(
       "service.version": serviceVersion,
       "host.name": hostName,
       "service.instance.id": instanceId,
+      ...(cfg.teams?.user === undefined ? {} : { "user.name": cfg.teams.user }),
       ...user,
       "service.name": serviceName,
     }),

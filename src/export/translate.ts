@@ -7,6 +7,7 @@ import type { ProjectMode } from "../config/config.ts";
 import { computeCost, type Price } from "../cost/index.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
+import type { RepositoryLookup } from "../vcs/repository.ts";
 import {
   ATTR,
   type Attrs,
@@ -76,6 +77,13 @@ export interface TranslateOptions {
   readonly project: ProjectMode;
   readonly includeSessionId: boolean;
   readonly priceOf: PriceLookup;
+  /** `vcs.*` of a session's workspace, when repositories go on metric series. */
+  readonly repositoryOf?: RepositoryLookup | undefined;
+  /**
+   * The copied resource attributes (src/export/team-attributes.ts), the same on every series of
+   * the process: added to each series' attributes once, so they never merge or split series.
+   */
+  readonly constant?: Attrs | undefined;
 }
 
 /** When a series last changed (ingestion time) and when its newest event happened (event time). */
@@ -117,7 +125,7 @@ type SeriesDims = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "mode
 /** The attributes every series carries, rendered per the project / session-id settings. */
 export function commonAttributes(
   row: SeriesDims,
-  opts: Pick<TranslateOptions, "project" | "includeSessionId">,
+  opts: Pick<TranslateOptions, "project" | "includeSessionId" | "repositoryOf">,
 ): Attrs {
   const out: Record<string, string> = {};
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
@@ -126,6 +134,7 @@ export function commonAttributes(
   if (project !== undefined) out[ATTR.project] = project;
   out[ATTR.model] = row.model;
   out[ATTR.provider] = row.provider;
+  if (opts.repositoryOf !== undefined) Object.assign(out, opts.repositoryOf(row.project).series);
   return out;
 }
 
@@ -146,13 +155,15 @@ class Accumulator {
   private readonly interned = new Map<string, string>();
 
   base(row: SeriesDims, opts: TranslateOptions): Base {
-    const attrs = allowListed(commonAttributes(row, opts));
-    const long = seriesKey(attrs);
+    const own = allowListed(commonAttributes(row, opts));
+    const long = seriesKey(own);
     let key = this.interned.get(long);
     if (key === undefined) {
       key = String(this.interned.size);
       this.interned.set(long, key);
     }
+    // A point's own attribute wins over a copied one of the same name.
+    const attrs = opts.constant === undefined ? own : { ...opts.constant, ...own };
     return { attrs, key };
   }
 

@@ -31,6 +31,8 @@ const TYPES: Record<Kind, Record<string, string>> = {
   },
   exporters: {
     prometheus: "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter",
+    prometheusremotewrite:
+      "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusremotewriteexporter",
     otlp_http: "go.opentelemetry.io/collector/exporter/otlphttpexporter",
     otlp_grpc: "go.opentelemetry.io/collector/exporter/otlpexporter",
     debug: "go.opentelemetry.io/collector/exporter/debugexporter",
@@ -62,6 +64,7 @@ function merge(a: unknown, b: unknown): unknown {
 
 const base = read("config.yaml");
 const withHoneycomb = merge(base, read("honeycomb.yaml")) as Config;
+const gateway = read("gateway.yaml");
 
 function checkComponents(config: Config): void {
   for (const kind of ["receivers", "processors", "exporters", "extensions", "connectors"] as const) {
@@ -109,11 +112,13 @@ describe("collector configuration (otel/opentelemetry-collector-contrib:0.159.0)
   it("names only components of the pinned contrib release", () => {
     checkComponents(base);
     checkComponents(withHoneycomb);
+    checkComponents(gateway);
   });
 
   it("wires every pipeline to defined components", () => {
     checkPipelines(base);
     checkPipelines(withHoneycomb);
+    checkPipelines(gateway);
   });
 
   it("receives OTLP on 4318 and 4317 and serves Prometheus text on 8889", () => {
@@ -161,6 +166,28 @@ describe("collector configuration (otel/opentelemetry-collector-contrib:0.159.0)
       "http://loki:3100/otlp",
     );
     expect((base.exporters?.["otlp_grpc/tempo"] as { endpoint: string }).endpoint).toBe("tempo:4317");
+  });
+
+  it("gateway: batch and retry on every pipeline, no resource detection, the dashboard's names", () => {
+    expect(Object.keys(gateway.service.pipelines)).toEqual(["metrics", "logs", "traces"]);
+    for (const [name, p] of Object.entries(gateway.service.pipelines)) {
+      expect(p.processors?.[0], name).toBe("memory_limiter");
+      expect(p.processors?.at(-1), name).toBe("batch");
+      for (const e of p.exporters) {
+        const retry = (gateway.exporters?.[e] as { retry_on_failure?: { enabled: boolean } })
+          .retry_on_failure;
+        expect(retry?.enabled, `${name}: ${e}`).toBe(true);
+      }
+    }
+    // Resource detection would describe the gateway, not the developer's machine.
+    expect(Object.keys(gateway.processors ?? {}).some((k) => k.startsWith("resourcedetection"))).toBe(false);
+    expect(gateway.service.pipelines.metrics?.processors).toContain("transform/prometheus_names");
+    expect(gateway.processors?.["transform/prometheus_names"]).toEqual(
+      base.processors?.["transform/prometheus_names"],
+    );
+    // The compose profile mounts this very file.
+    const compose = readFileSync(join(REPO, "docker-compose.yml"), "utf8");
+    expect(compose).toContain("./otel-collector/gateway.yaml:/etc/otelcol-contrib/gateway.yaml:ro");
   });
 
   it("adds the Honeycomb pipelines (all three signals) only through the overlay, configured from the environment", () => {

@@ -99,6 +99,16 @@ describe("docker-compose.yml", () => {
     expect(refused.stderr).toContain("HONEYCOMB_API_KEY");
   });
 
+  it("passes with the gateway profile: the gateway collector, remote write into the demo Prometheus", () => {
+    const c = config(["--profile", "gateway"]);
+    const gw = c.services["otel-gateway"];
+    expect(gw?.image).toBe("otel/opentelemetry-collector-contrib:0.159.0");
+    expect(gw?.environment?.REMOTE_WRITE_URL).toBe("http://prometheus:9090/api/v1/write");
+    expect(c.services.prometheus?.command).toContain("--web.enable-remote-write-receiver");
+    // Not part of the default stack.
+    expect(source.services["otel-gateway"]?.profiles).toEqual(["gateway"]);
+  });
+
   it("binds every published port to 127.0.0.1", () => {
     const rendered = config(["--profile", "fixtures"]);
     for (const c of [source, rendered]) {

@@ -18,7 +18,7 @@ import {
   substitute,
 } from "./support/dashboard.ts";
 import { runFixturesScript } from "./support/fixtures-script.ts";
-import { freePort, type Managed, startManaged, waitFor } from "./support/processes.ts";
+import { freePort, type Managed, productEnv, startManaged, waitFor } from "./support/processes.ts";
 import { type RunningPrometheus, startPrometheus } from "./support/prometheus.ts";
 
 const FIXTURES = join(REPO, "fixtures", "cline");
@@ -31,13 +31,6 @@ interface Totals {
   cacheWrite: number;
   events: number;
   toolCalls: number;
-}
-
-/** The environment of a cline-otel child: ours, minus any OTEL_/CLINE_ setting of the machine. */
-function productEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(OTEL_|CLINE_)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
 }
 
 let scratch = "";

@@ -133,6 +133,7 @@ describe("otel-collector/prometheus-rules.yml", () => {
         "ClineOtelExportsFailing",
         "ClineOtelNotCollecting",
         "ClineRunawaySession",
+        "ClineTeamDailyCostOverBudget",
         "ClineToolFailureRate",
         "ClineUnpricedRequests",
       ].sort(),

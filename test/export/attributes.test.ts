@@ -51,6 +51,9 @@ describe("allow-list", () => {
         "gen_ai.tool.name",
         "cline.usage.known",
         "cline.tool.outcome",
+        "vcs.repository.url.full",
+        "vcs.repository.name",
+        "vcs.owner.name",
       ].sort(),
     );
   });

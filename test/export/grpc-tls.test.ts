@@ -64,6 +64,8 @@ async function exportOnce(
       OTEL_EXPORTER_OTLP_TIMEOUT: "3000",
       OTEL_EXPORTER_OTLP_PROTOCOL: transport,
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url,
+      // No user.name: the series keys below are compared exactly (test/export/teams.test.ts has it).
+      CLINE_OTEL_USER: "",
       ...env,
     },
     "/tmp",

@@ -71,7 +71,7 @@ describe.runIf(available)("Prometheus exporter scraped by a real Prometheus", ()
     fillLedger(t.ledger, { sessions: 30 });
     const cfg = resolveConfig(
       { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-s", dbDir: "/tmp/unused-d" },
-      { OTEL_METRICS_EXPORTER: "prometheus", OTEL_EXPORTER_PROMETHEUS_PORT: "0" },
+      { OTEL_METRICS_EXPORTER: "prometheus", OTEL_EXPORTER_PROMETHEUS_PORT: "0", CLINE_OTEL_USER: "" },
       "/tmp",
       "/tmp",
     );

@@ -52,6 +52,8 @@ export const GENAI_ATTRIBUTES: ReadonlySet<string> = new Set([
 
 export interface GenaiOptions {
   readonly includeSessionId: boolean;
+  /** The copied resource attributes (TranslateOptions.constant). */
+  readonly constant?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface GenaiPoint {
@@ -67,7 +69,7 @@ export interface GenaiPoint {
 }
 
 export function genaiAttributes(row: GenaiSeriesRow, opts: GenaiOptions): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = { ...opts.constant };
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
   if (row.metric === "tool_duration") {
     out["gen_ai.operation.name"] = "execute_tool";

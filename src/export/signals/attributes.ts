@@ -9,6 +9,7 @@ import { computeCost } from "../../cost/index.ts";
 import type { SignalRow } from "../../ledger/signals.ts";
 import { ATTR, renderProject } from "../attributes.ts";
 import { COMPACTION_ATTR, UNRECORDED_REASON } from "../compactions.ts";
+import type { DataAttributes } from "../team-attributes.ts";
 import type { PriceLookup } from "../translate.ts";
 
 export const SIG = {
@@ -57,11 +58,18 @@ export const SIGNAL_ATTRIBUTES: ReadonlySet<string> = new Set(Object.values(SIG)
 export interface AttributeOptions {
   readonly project: ProjectMode;
   readonly priceOf: PriceLookup;
+  /** The copied resource attributes and each workspace's `vcs.*` (src/export/team-attributes.ts). */
+  readonly data?: DataAttributes | undefined;
 }
 
-/** Who and where: the attributes every record and span carries. */
+/**
+ * Who and where: the attributes every record and span carries. The copied resource attributes
+ * (`user.name`, `team.id`, ... as configured) and the repository come first: the record's own win.
+ */
 export function identity(row: SignalRow, opts: AttributeOptions): Attributes {
   const out: Attributes = {
+    ...opts.data?.constant,
+    ...opts.data?.repositoryOf?.(row.project).all,
     [SIG.sessionId]: row.sessionId,
     [SIG.rootSessionId]: row.rootSessionId,
     [SIG.agent]: row.agent,

@@ -14,6 +14,7 @@ import type { Ledger } from "../../ledger/ledger.ts";
 import type { SignalKind, SignalRow } from "../../ledger/signals.ts";
 import type { Logger } from "../../util/log.ts";
 import { toLogRecord } from "../events/records.ts";
+import type { DataAttributes } from "../team-attributes.ts";
 import { toSpan } from "../traces/spans.ts";
 import type { PriceLookup } from "../translate.ts";
 import { createOtlpLogExporter, createOtlpSpanExporter } from "./otlp.ts";
@@ -24,6 +25,7 @@ export interface SignalPipelineOptions {
   readonly priceOf: PriceLookup;
   readonly project: ProjectMode;
   readonly resource: Resource;
+  readonly data?: DataAttributes | undefined;
   readonly serviceVersion: string;
   readonly now?: () => number;
   /** Replace the SDK exporters (tests). */
@@ -98,7 +100,13 @@ export class SignalPipeline {
     // "now": records from the first enable on; the cursor keeps this time from its first use.
     const fromMs = cfg.from === "now" ? now() : 0;
     const scope = { name: "cline-otel", version: opts.serviceVersion };
-    const recordCtx = { resource: opts.resource, scope, project: opts.project, priceOf: opts.priceOf };
+    const recordCtx = {
+      resource: opts.resource,
+      scope,
+      project: opts.project,
+      priceOf: opts.priceOf,
+      data: opts.data,
+    };
     const destinations: Destination[] = [];
     const add = <T>(
       signal: "logs" | "traces",

@@ -77,6 +77,10 @@ export const LABELS: Readonly<Record<string, string>> = {
   "gen_ai.token.type": "gen_ai_token_type",
   "gen_ai.operation.name": "gen_ai_operation_name",
   "cline.tool.outcome": "cline_tool_outcome",
+  // teams: the copied resource attributes and the repository (docs/metrics.md)
+  "team.id": "team_id",
+  "user.name": "user_name",
+  "vcs.repository.url.full": "vcs_repository_url_full",
   // health counters
   code: "code",
   exporter: "exporter",

@@ -17,6 +17,13 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The environment of a cline-otel child: ours, minus any OTEL_/CLINE_ setting of the machine. */
+export function productEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(OTEL_|CLINE_)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
 /** A child process in its own process group, so stopping it also stops what it spawned (npx -> tsx -> node). */
 export interface Managed {
   readonly name: string;

@@ -1,7 +1,8 @@
 /**
  * The configuration the export tests share: resolved as the CLI resolves it, with directories no
- * test reads, a one-hour metric interval (tests flush by hand) and a 1.5 s OTLP timeout; a
- * test's own variables come last and win.
+ * test reads, a one-hour metric interval (tests flush by hand), a 1.5 s OTLP timeout and no
+ * `user.name` (whoever runs the tests; test/export/teams.test.ts covers it); a test's own
+ * variables come last and win.
  */
 import type { Resource } from "@opentelemetry/resources";
 import { type Config, resolveConfig } from "../../../src/config/config.ts";
@@ -12,7 +13,12 @@ import type { Ledger } from "../../../src/ledger/ledger.ts";
 export function exportTestConfig(env: Record<string, string>): Config {
   return resolveConfig(
     { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-sessions", dbDir: "/tmp/unused-db" },
-    { OTEL_METRIC_EXPORT_INTERVAL: "3600000", OTEL_EXPORTER_OTLP_TIMEOUT: "1500", ...env },
+    {
+      OTEL_METRIC_EXPORT_INTERVAL: "3600000",
+      OTEL_EXPORTER_OTLP_TIMEOUT: "1500",
+      CLINE_OTEL_USER: "",
+      ...env,
+    },
     "/tmp",
     "/tmp",
   );

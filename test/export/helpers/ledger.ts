@@ -45,6 +45,8 @@ export interface SyntheticSpec {
   readonly timestampMs?: number;
   /** Leave every call without its tool_result (not final until its document is quiet). */
   readonly openCalls?: boolean;
+  /** Session cwds, taken in turn (default `/home/u/proj0` .. `proj6`). */
+  readonly projects?: readonly string[];
 }
 
 /** One message of a synthetic session: deterministic components, 0-3 tool calls. */
@@ -89,7 +91,7 @@ export function fillLedger(ledger: Ledger, spec: SyntheticSpec): { events: numbe
         agent: m.agent,
         model: m.model,
         provider: m.provider,
-        project: `/home/u/proj${s % 7}`,
+        project: spec.projects?.[s % spec.projects.length] ?? `/home/u/proj${s % 7}`,
         input: m.input,
         output: m.output,
         cacheRead: m.cacheRead,
@@ -107,7 +109,7 @@ export function fillLedger(ledger: Ledger, spec: SyntheticSpec): { events: numbe
             toolName,
             model: m.model,
             provider: m.provider,
-            project: `/home/u/proj${s % 7}`,
+            project: spec.projects?.[s % spec.projects.length] ?? `/home/u/proj${s % 7}`,
             ...(spec.timestampMs === undefined ? {} : { timestampMs: spec.timestampMs }),
           }),
         );

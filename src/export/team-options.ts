@@ -1,0 +1,44 @@
+/**
+ * The teams settings (src/config/teams.ts) as the metric producers and the events and traces
+ * need them: one repository lookup shared by all (a workspace is read once), the copied resource
+ * attributes, and what metric series carry (OTEL_METRICS_INCLUDE_*).
+ */
+import type { Resource } from "@opentelemetry/resources";
+import type { ExportConfig } from "../config/config.ts";
+import type { Logger } from "../util/log.ts";
+import { createRepositoryLookup } from "../vcs/repository.ts";
+import { copiedAttributes, type DataAttributes, metricCopies } from "./team-attributes.ts";
+import type { PriceLookup, TranslateOptions } from "./translate.ts";
+
+export interface TeamOptions {
+  /** Events and spans: every copied attribute and the repository with its branch. */
+  readonly data: DataAttributes;
+  readonly translate: (priceOf: PriceLookup) => TranslateOptions;
+}
+
+export function teamOptions(
+  cfg: Pick<ExportConfig, "teams" | "project" | "includeSessionId">,
+  resource: Resource,
+  logger: Logger,
+): TeamOptions {
+  const teams = cfg.teams;
+  const copies = copiedAttributes(resource.attributes, teams.copyResourceAttributes);
+  const repositoryOf = teams.repository
+    ? createRepositoryLookup((workspace, e) =>
+        // Once per workspace (the lookup caches the miss): its data goes out without vcs.*.
+        logger.warn(`cannot read the git config of ${workspace}: ${(e as Error).message ?? String(e)}`),
+      )
+    : undefined;
+  const metricCopy = metricCopies(copies, teams);
+  return {
+    data: repositoryOf === undefined ? { constant: copies } : { constant: copies, repositoryOf },
+    translate: (priceOf) => ({
+      // OTEL_METRICS_INCLUDE_PROJECT=false: no project on series; events and spans keep it.
+      project: teams.metrics.project ? cfg.project : "none",
+      includeSessionId: cfg.includeSessionId,
+      priceOf,
+      ...(Object.keys(metricCopy).length > 0 ? { constant: metricCopy } : {}),
+      ...(teams.metrics.repository && repositoryOf !== undefined ? { repositoryOf } : {}),
+    }),
+  };
+}
