@@ -1,14 +1,10 @@
 import type Database from "better-sqlite3";
 import type { Compaction } from "../adapter/types.ts";
-import { MIGRATIONS } from "./schema.ts";
 import type { IdWindow } from "./series.ts";
 import { versionedStatements } from "./statements.ts";
 
-/**
- * Schema version from which the ledger has the `compactions` table (and `captures.retry`):
- * found by content, so migrations appended around it in the same release keep it right.
- */
-export const COMPACTIONS_VERSION = MIGRATIONS.findIndex((m) => m.includes("CREATE TABLE compactions")) + 1;
+/** Schema version from which the ledger has the `compactions` table (the baseline). */
+export const COMPACTIONS_VERSION = 1;
 
 /** The dimensions of a compaction: its series key (KEY below). */
 export interface CompactionDims {
