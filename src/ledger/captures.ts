@@ -68,7 +68,7 @@ const DIMS = "session_id AS sessionId, agent, project, model, provider, stage";
 type SeriesBase = Omit<CaptureSeriesRow, "payloadBuckets" | "tokenBuckets">;
 
 /**
- * Provider-request captures (schema v2): the rows, their running series with histogram
+ * Provider-request captures (tables/captures.ts): the rows, their running series with histogram
  * buckets, and the delta reads. A read-only view of a ledger from before captures has none.
  */
 export class Captures {

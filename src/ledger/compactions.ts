@@ -40,7 +40,7 @@ const KEY = "session_id, agent, project, model, provider, strategy, reason";
 const DIMS = "session_id AS sessionId, agent, project, model, provider, strategy, reason";
 
 /**
- * Observed context compactions (schema v5), one row per compaction key: the adapter's key
+ * Observed context compactions (tables/captures.ts), one row per compaction key: the adapter's key
  * (session, agent, the file's `updated_at` and `source_message_count`) makes a re-read, a
  * restart or a second copy of the same file a no-op. Rows are few (one per compaction), so the
  * series are grouped at read time instead of being kept as running totals.

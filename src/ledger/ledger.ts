@@ -210,7 +210,7 @@ export class Ledger {
 
   // ---- captures
 
-  /** False only for a read-only view of a ledger from before captures (schema v1). */
+  /** False only for a read-only view of a ledger older than CAPTURES_VERSION (none yet: the baseline has them). */
   hasCaptures(): boolean {
     return this.captures.present;
   }

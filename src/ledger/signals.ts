@@ -228,8 +228,8 @@ export class Signals {
   }
 
   /**
-   * A request or call stored before its signals were recorded (a ledger older than the queue's
-   * guards: see the migration that created signal_unqueued): true once, when it is taken.
+   * A request or call stored before its signals were recorded (listed in signal_unqueued: only
+   * a migration that adds signals to stored rows would list any): true once, when it is taken.
    */
   private takeLegacy(kind: "chat" | "tool", refKey: string): boolean {
     return this.writes().takeLegacy.run({ kind, refKey }).changes === 1;
