@@ -315,3 +315,19 @@ export interface Adapter {
    */
   unchangedNow?(source: Source, checkpoint: SourceCheckpoint): boolean;
 }
+
+/**
+ * What an adapter asks to be watched, in generic terms (the collector knows no agent's file names):
+ * a root whose subdirectories hold the sources, an index directory, and which names matter.
+ */
+export interface WatchPlan {
+  /** Its subdirectories hold the sources; a subdirectory appearing or going away means "discover again". */
+  readonly sourcesRoot: string;
+  /** Where the adapter's index lives; a change of an index file means "discover again". */
+  readonly indexDir: string;
+  readonly isIndexFile: (name: string) => boolean;
+  /** A source (or a file the adapter reads as one) in a source directory. */
+  readonly isSourceFile: (name: string) => boolean;
+  /** Further directories whose every change means "discover again". */
+  readonly otherDirs?: readonly string[];
+}

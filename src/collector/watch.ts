@@ -1,6 +1,9 @@
 import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
+import type { WatchPlan } from "../adapter/types.ts";
 import type { Logger } from "../util/log.ts";
+
+export type { WatchPlan } from "../adapter/types.ts";
 
 /** What a filesystem event means for the next pass. */
 export interface WatchEvent {
@@ -12,22 +15,6 @@ export interface WatchEvent {
    * only `path` needs a look.
    */
   readonly rediscover: boolean;
-}
-
-/**
- * What an adapter asks to be watched, in generic terms (the collector knows no agent's file names):
- * a root whose subdirectories hold the sources, an index directory, and which names matter.
- */
-export interface WatchPlan {
-  /** Its subdirectories hold the sources; a subdirectory appearing or going away means "discover again". */
-  readonly sourcesRoot: string;
-  /** Where the adapter's index lives; a change of an index file means "discover again". */
-  readonly indexDir: string;
-  readonly isIndexFile: (name: string) => boolean;
-  /** A source (or a file the adapter reads as one) in a source directory. */
-  readonly isSourceFile: (name: string) => boolean;
-  /** Further directories whose every change means "discover again". */
-  readonly otherDirs?: readonly string[];
 }
 
 export interface WatchOptions extends WatchPlan {

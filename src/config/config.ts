@@ -8,26 +8,21 @@ import {
   type ResolvedPath,
   resolveClinePaths,
 } from "../adapter/cline/paths.ts";
+import type { LogLevel } from "../util/log.ts";
 import { type Env, envStr } from "./env.ts";
 import { type HeadersFileRef, readHeadersFile } from "./headers-file.ts";
 import { type OtlpSettings, resolveOtlpSettings } from "./otlp.ts";
+import { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./parse.ts";
 import { resolveSignalsConfig, type SignalsConfig } from "./signals.ts";
 import { resolveTeamsConfig, type TeamsConfig } from "./teams.ts";
 
+export type { LogLevel } from "../util/log.ts";
 export type { OtlpProtocol, OtlpSettings } from "./otlp.ts";
-
-/** Bad configuration: the message names the flag or variable and what it accepts. Exit code 2. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
+export { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./parse.ts";
 
 export type ProjectMode = "path" | "basename" | "hash" | "none";
 export type ExporterName = "otlp" | "prometheus" | "console" | "none";
 export type Temporality = "cumulative" | "delta";
-export type LogLevel = "error" | "warn" | "info" | "debug";
 
 export interface ExportConfig {
   /** Empty when exporting is off (`none`, or OTEL_SDK_DISABLED=true). */
@@ -75,51 +70,8 @@ export interface Flags extends ClinePathFlags {
   readonly headersFile?: string | undefined;
 }
 
-/** Re-exported: the OTLP and signal config read the environment through the same helper. */
+/** Re-exported for the importers of config.ts (the config modules read env.ts directly). */
 export { type Env, envStr };
-
-export function oneOf<T extends string>(value: string, accepted: readonly T[], what: string): T {
-  const v = value.trim().toLowerCase();
-  if ((accepted as readonly string[]).includes(v)) return v as T;
-  throw new ConfigError(`${what} is "${value}"; accepted values: ${accepted.join(", ")}`);
-}
-
-export function positiveNumber(value: string, what: string, unit: string): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
-    throw new ConfigError(`${what} is "${value}"; give a positive number of ${unit}`);
-  }
-  return n;
-}
-
-export function boolValue(value: string, what: string): boolean {
-  return (
-    oneOf(value, ["true", "false", "1", "0", "yes", "no"] as const, what).match(/^(true|1|yes)$/) !== null
-  );
-}
-
-/** W3C-baggage-like `k=v,k2=v2` lists (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS). */
-export function parseKeyValueList(text: string, what: string, secret = false): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const item of text.split(",")) {
-    if (item.trim() === "") continue;
-    const eq = item.indexOf("=");
-    if (eq <= 0) {
-      // Never echo a header item: it may be an API key.
-      const shown = secret ? "an item" : `"${item.trim()}"`;
-      throw new ConfigError(`${what} has ${shown} without key=value; use key1=value1,key2=value2`);
-    }
-    const key = item.slice(0, eq).trim();
-    let value = item.slice(eq + 1).trim();
-    try {
-      value = decodeURIComponent(value);
-    } catch {
-      // Not percent-encoded after all: the spec's decoding is best effort, keep the raw text.
-    }
-    out[key] = value;
-  }
-  return out;
-}
 
 export function defaultStateDir(env: Env, home: string): ResolvedPath {
   const xdg = envStr(env, "XDG_STATE_HOME");

@@ -10,7 +10,7 @@
  * never a line's content: any line may hold a secret.
  */
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
-import { ConfigError } from "./config.ts";
+import { ConfigError } from "./parse.ts";
 
 /** Large enough for any set of headers; a bigger file is a wrong path, not headers. */
 const MAX_BYTES = 64 * 1024;

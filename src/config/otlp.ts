@@ -10,8 +10,8 @@
 import type { KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./config.ts";
 import { type Env, envStr } from "./env.ts";
+import { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./parse.ts";
 
 export type OtlpSignal = "metrics" | "logs" | "traces";
 export type OtlpProtocol = "grpc" | "http/protobuf" | "http/json";

@@ -4,8 +4,9 @@
  * OTLP settings of src/config/otlp.ts for each signal) and cline-otel's own variables.
  * Both signals are off unless asked for: they are new, and a backend must be ready for them.
  */
-import { ConfigError, type Env, envStr, oneOf, positiveNumber } from "./config.ts";
+import { type Env, envStr } from "./env.ts";
 import { type OtlpSettings, resolveOtlpSettings, type SharedOtlpInput } from "./otlp.ts";
+import { ConfigError, oneOf, positiveNumber } from "./parse.ts";
 
 export type SignalExporterName = "otlp" | "console";
 

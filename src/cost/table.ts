@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/config.ts";
+import { ConfigError } from "../config/parse.ts";
 import { loadPriceFile, PriceFileError, type PriceOverrides } from "./price-file.ts";
 import { catalogPriceTable, mergePrices, type PriceTable } from "./prices.ts";
 

@@ -17,7 +17,7 @@ import type { Ledger, LiveFilter } from "../ledger/ledger.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
-import { effectiveEndNs, nsToHrTime, toMetricData } from "./producer.ts";
+import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";
 import { type TranslateOptions, translate } from "./translate.ts";
 
 /** At most this many points per usage or tool row: 4 token types + requests + cost (or unpriced). */

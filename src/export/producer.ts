@@ -8,16 +8,8 @@
  * stream, so nothing can be counted twice or lost. The provider-request capture metrics
  * (`cline.request.*`, docs/captures.md) come from the ledger's capture series the same way.
  */
-import type { HrTime } from "@opentelemetry/api";
 import { emptyResource } from "@opentelemetry/resources";
-import {
-  AggregationTemporality,
-  type CollectionResult,
-  DataPointType,
-  type MetricData,
-  type MetricProducer,
-  type ScopeMetrics,
-} from "@opentelemetry/sdk-metrics";
+import type { CollectionResult, MetricData, MetricProducer, ScopeMetrics } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger } from "../ledger/ledger.ts";
 import {
@@ -34,11 +26,10 @@ import {
 } from "./compactions.ts";
 import type { DeliveryTracker } from "./delivery.ts";
 import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
+import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";
 import { CumulativePages } from "./pages.ts";
 import {
   liveSeries,
-  METRIC_IDS,
-  METRICS,
   type MetricId,
   type SeriesPoint,
   seriesAreRows,
@@ -94,43 +85,6 @@ export const MAX_WINDOW_ROWS = 2000;
  * request under the OpenTelemetry Collector's 20 MiB body limit.
  */
 export const MAX_WINDOW_CAPTURES = 1000;
-
-export function nsToHrTime(ns: bigint): HrTime {
-  return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
-}
-
-/** A point's end time: `endNs`, but always after the start (a window is never empty). */
-export function effectiveEndNs(startNs: bigint, endNs: bigint): bigint {
-  return endNs > startNs ? endNs : startNs + 1n;
-}
-
-/** SDK metric data for translated points: monotonic SUMs, one start and end time for all. */
-export function toMetricData(
-  points: ReadonlyMap<MetricId, readonly SeriesPoint[]>,
-  temporality: Temporality,
-  startNs: bigint,
-  endNs: bigint,
-): MetricData[] {
-  const startTime = nsToHrTime(startNs);
-  const endTime = nsToHrTime(effectiveEndNs(startNs, endNs));
-  const out: MetricData[] = [];
-  for (const id of METRIC_IDS) {
-    const series = points.get(id);
-    if (series === undefined || series.length === 0) continue;
-    const d = METRICS[id];
-    out.push({
-      descriptor: { name: d.name, description: d.description, unit: d.unit, valueType: d.valueType },
-      aggregationTemporality:
-        temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE,
-      dataPointType: DataPointType.SUM,
-      isMonotonic: true,
-      // The point shares its series' attributes (built here, only read by the SDK's exporters
-      // to serialize them): no copy per point of a 100,000-series export.
-      dataPoints: series.map((p) => ({ startTime, endTime, attributes: p.attributes, value: p.value })),
-    });
-  }
-  return out;
-}
 
 export class LedgerMetricProducer implements MetricProducer {
   private readonly now: () => number;

@@ -1,12 +1,11 @@
 import type Database from "better-sqlite3";
 import type { RequestCapture } from "../adapter/types.ts";
-import { COMPACTIONS_VERSION } from "./compactions.ts";
 import { bucketIndex, CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "./schema.ts";
-import { type IdWindow, lastEventColumn } from "./series.ts";
+import type { IdWindow } from "./series.ts";
 import { versionedStatements } from "./statements.ts";
 
-/** Schema version from which the ledger has the capture tables. */
-export const CAPTURES_VERSION = 2;
+/** Schema version from which the ledger has the capture tables (the baseline). */
+export const CAPTURES_VERSION = 1;
 
 /** The flattened role columns and content counts, of one capture or summed over a series. */
 export interface CaptureContentCounts {
@@ -69,23 +68,17 @@ const DIMS = "session_id AS sessionId, agent, project, model, provider, stage";
 type SeriesBase = Omit<CaptureSeriesRow, "payloadBuckets" | "tokenBuckets">;
 
 /**
- * Provider-request captures (schema v2): the rows, their running series with histogram
+ * Provider-request captures (tables/captures.ts): the rows, their running series with histogram
  * buckets, and the delta reads. A read-only view of a ledger from before captures has none.
  */
 export class Captures {
-  /** False only for a read-only view of a v1 ledger (no capture tables). */
+  /** False only for a read-only view of a ledger older than CAPTURES_VERSION (none yet). */
   readonly present: boolean;
   private readonly st: ReturnType<typeof prepareReads> | undefined;
   private readonly writes: () => ReturnType<typeof prepareWrites>;
 
   constructor(db: Database.Database, version: number) {
-    const s = versionedStatements(
-      db,
-      version,
-      CAPTURES_VERSION,
-      (d) => prepareReads(d, version),
-      prepareWrites,
-    );
+    const s = versionedStatements(db, version, CAPTURES_VERSION, prepareReads, prepareWrites);
     this.st = s.reads;
     this.writes = s.writes;
     this.present = s.reads !== undefined;
@@ -211,10 +204,7 @@ export class Captures {
   }
 }
 
-function prepareReads(db: Database.Database, version: number) {
-  const lastEvent = lastEventColumn(version);
-  // A read-only view of a ledger from before the retry flag counts attempts as it did then.
-  const retries = version >= COMPACTIONS_VERSION ? "SUM(retry)" : "SUM(attempt > 1)";
+function prepareReads(db: Database.Database) {
   const sums = `messages, role_system AS roleSystem, role_user AS roleUser, role_assistant AS roleAssistant,
     role_tool AS roleTool, role_other AS roleOther, tool_results AS toolResults, reasoning_blocks AS reasoningBlocks`;
   const rowCols = `id, capture_key AS captureKey, capture_id AS captureId, stage, seq, attempt, mode,
@@ -230,14 +220,14 @@ function prepareReads(db: Database.Database, version: number) {
       `SELECT id, ${DIMS}, captures, retries, payload_bytes AS payloadBytes, payload_min AS payloadMin,
          payload_max AS payloadMax, estimated_tokens AS estimatedTokens, tokens_min AS tokensMin,
          tokens_max AS tokensMax, ${sums}, first_ms AS firstMs, updated_ms AS updatedMs,
-         ${lastEvent} AS lastEventMs
+         last_event_ms AS lastEventMs
        FROM capture_series ORDER BY id`,
     ),
     seriesBuckets: db.prepare(
       "SELECT series_id AS seriesId, metric, bucket, count FROM capture_buckets ORDER BY series_id, metric, bucket",
     ),
     delta: db.prepare(
-      `SELECT ${DIMS}, COUNT(*) AS captures, ${retries} AS retries, SUM(payload_bytes) AS payloadBytes,
+      `SELECT ${DIMS}, COUNT(*) AS captures, SUM(retry) AS retries, SUM(payload_bytes) AS payloadBytes,
          MIN(payload_bytes) AS payloadMin, MAX(payload_bytes) AS payloadMax,
          SUM(estimated_tokens) AS estimatedTokens, MIN(estimated_tokens) AS tokensMin,
          MAX(estimated_tokens) AS tokensMax, SUM(message_count) AS messages, SUM(role_system) AS roleSystem,

@@ -1,14 +1,10 @@
 import type Database from "better-sqlite3";
 import type { Compaction } from "../adapter/types.ts";
-import { MIGRATIONS } from "./schema.ts";
 import type { IdWindow } from "./series.ts";
 import { versionedStatements } from "./statements.ts";
 
-/**
- * Schema version from which the ledger has the `compactions` table (and `captures.retry`):
- * found by content, so migrations appended around it in the same release keep it right.
- */
-export const COMPACTIONS_VERSION = MIGRATIONS.findIndex((m) => m.includes("CREATE TABLE compactions")) + 1;
+/** Schema version from which the ledger has the `compactions` table (the baseline). */
+export const COMPACTIONS_VERSION = 1;
 
 /** The dimensions of a compaction: its series key (KEY below). */
 export interface CompactionDims {
@@ -44,7 +40,7 @@ const KEY = "session_id, agent, project, model, provider, strategy, reason";
 const DIMS = "session_id AS sessionId, agent, project, model, provider, strategy, reason";
 
 /**
- * Observed context compactions (schema v5), one row per compaction key: the adapter's key
+ * Observed context compactions (tables/captures.ts), one row per compaction key: the adapter's key
  * (session, agent, the file's `updated_at` and `source_message_count`) makes a re-read, a
  * restart or a second copy of the same file a no-op. Rows are few (one per compaction), so the
  * series are grouped at read time instead of being kept as running totals.

@@ -14,6 +14,8 @@ import { Listings } from "./listings.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
 import { ReportQueries } from "./report-queries.ts";
 import {
+  EVENT_TIMES_VERSION,
+  FIRST_KNOWN_VERSION,
   type IdWindow,
   type LiveFilter,
   type SeriesPage,
@@ -76,7 +78,9 @@ export class Ledger {
     this.instanceId = meta.get("instance_id") ?? "";
     this.streamStartNs = BigInt(meta.get("stream_start_ns") ?? "0");
     this.checkpoints = new Checkpoints(db);
-    this.series = new SeriesReads(db, version);
+    // series.ts still gates its columns on the numbering of the builds before the baseline (v3:
+    // last_event_ms, v4: first_known); every ledger this build opens has both (older ones are refused).
+    this.series = new SeriesReads(db, Math.max(version, EVENT_TIMES_VERSION, FIRST_KNOWN_VERSION));
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
     this.exportStates = new ExportStates(
@@ -206,7 +210,7 @@ export class Ledger {
 
   // ---- captures
 
-  /** False only for a read-only view of a ledger from before captures (schema v1). */
+  /** False only for a read-only view of a ledger older than CAPTURES_VERSION (none yet: the baseline has them). */
   hasCaptures(): boolean {
     return this.captures.present;
   }

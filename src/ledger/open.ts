@@ -13,7 +13,11 @@ import {
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { deriveInstanceId } from "./identity.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { LedgerError } from "./ledger-error.ts";
+import { ledgerVersion, migrate } from "./migrate.ts";
+import { SCHEMA_VERSION } from "./schema.ts";
+
+export { LedgerError } from "./ledger-error.ts";
 
 export const LEDGER_FILE = "ledger.sqlite";
 const LOCK_FILE = "ledger.lock";
@@ -31,17 +35,6 @@ const DIRTY_FILE = "ledger.dirty";
  * backfill: 16 MB -> 4 MB saves ~12 MB of peak RSS at the same CPU time (docs/performance.md).
  */
 export const WRITER_CACHE_KIB = 4096;
-
-/** A ledger problem the user must act on; the message names the file and the fix. */
-export class LedgerError extends Error {
-  constructor(
-    message: string,
-    readonly code: "locked" | "corrupt" | "too-new" | "io",
-  ) {
-    super(message);
-    this.name = "LedgerError";
-  }
-}
 
 export interface OpenOptions {
   /** Open for reading only, without the single-writer lock (report while a daemon runs). */
@@ -86,15 +79,17 @@ export function openLedgerDb(stateDir: string, opts: OpenOptions = {}): OpenedDb
     // A reader cannot tell a crashed writer from a running one: check only on request.
     const check = opts.integrityCheck === "always";
     const db = openDb(path, true, check);
-    const version = db.pragma("user_version", { simple: true }) as number;
-    if (version === 0 || version > SCHEMA_VERSION) {
+    let version: number;
+    try {
+      version = ledgerVersion(db, path);
+      if (version === 0)
+        throw new LedgerError(
+          `the ledger ${path} is still being created by another cline-otel process; try again in a moment`,
+          "io",
+        );
+    } catch (e) {
       db.close();
-      throw new LedgerError(
-        version === 0
-          ? `the ledger ${path} is still being created by another cline-otel process; try again in a moment`
-          : `the ledger ${path} has schema version ${version}, newer than this cline-otel understands (${SCHEMA_VERSION}); upgrade cline-otel`,
-        version === 0 ? "io" : "too-new",
-      );
+      throw e;
     }
     return { path, db, lock: undefined, version, checked: check };
   }
@@ -209,6 +204,8 @@ function openDb(path: string, readOnly: boolean, check: boolean): Database.Datab
   try {
     db = new Database(path, { readonly: readOnly, fileMustExist: readOnly, timeout: 5000 });
     if (!readOnly) {
+      // Refused before anything writes to it (a ledger of an older build is left as it is).
+      ledgerVersion(db, path);
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
@@ -223,6 +220,7 @@ function openDb(path: string, readOnly: boolean, check: boolean): Database.Datab
     return db;
   } catch (e) {
     db?.close();
+    if (e instanceof LedgerError) throw e;
     const code = (e as { code?: string }).code ?? "";
     if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
       throw new LedgerError(
@@ -235,27 +233,4 @@ function openDb(path: string, readOnly: boolean, check: boolean): Database.Datab
     }
     throw new LedgerError(`cannot open the ledger ${path}: ${(e as Error).message}`, "io");
   }
-}
-
-function migrate(db: Database.Database, path: string, now: () => number, instanceId: () => string): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
-  if (version > SCHEMA_VERSION) {
-    throw new LedgerError(
-      `the ledger ${path} has schema version ${version}, newer than this cline-otel understands (${SCHEMA_VERSION}); upgrade cline-otel`,
-      "too-new",
-    );
-  }
-  const steps = db.transaction(() => {
-    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);
-    if (version === 0) {
-      const ms = now();
-      const put = db.prepare("INSERT INTO meta (key, value) VALUES (@key, @value)");
-      put.run({ key: "instance_id", value: instanceId() });
-      put.run({ key: "created_ms", value: String(ms) });
-      // Persisted so a restarted process continues the same cumulative streams.
-      put.run({ key: "stream_start_ns", value: (BigInt(ms) * 1_000_000n).toString() });
-    }
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  });
-  if (version < SCHEMA_VERSION) steps();
 }

@@ -1,5 +1,5 @@
 /**
- * What the events, traces and GenAI metrics need beyond the counts (schema v5):
+ * What the events, traces and GenAI metrics need beyond the counts (tables in tables/signals.ts):
  * every request's start and turn, every call's ids, its result (joined by tool_use id), every
  * turn, every document's last `ts`; and the queue of FINAL records (a request when it is read; a
  * call when its result is on disk or its turn or document is over; a turn when it is over; a
@@ -17,7 +17,7 @@
  * new (see `record`), not deduplicated by an index.
  */
 import type Database from "better-sqlite3";
-import { durationMs, type ToolOutcome, toolCallEnd, toolOutcome } from "../adapter/timing.ts";
+import { durationMs, toolCallEnd } from "../adapter/timing.ts";
 import type {
   AgentTurn,
   Compaction,
@@ -27,7 +27,18 @@ import type {
   UsageEvent,
 } from "../adapter/types.ts";
 import { GenaiSeries, type GenaiSeriesRow } from "./genai.ts";
+
+import { SignalFinals, type TurnRow } from "./signal-finals.ts";
 import { QueueWriter } from "./signal-queue.ts";
+import {
+  type CallRecord,
+  type DocumentIndex,
+  type Inserted,
+  OPEN_CALL,
+  type SignalKind,
+} from "./signal-records.ts";
+import { type SignalBatch, type SignalCursor, SignalWatermarks } from "./signal-watermarks.ts";
+import { prepareSignalWrites } from "./signal-writes.ts";
 import { ToolOutcomes } from "./tool-outcomes.ts";
 
 export {
@@ -38,160 +49,21 @@ export {
   type GenaiSeriesRow,
   TOOL_DURATION_BOUNDARIES,
 } from "./genai.ts";
-
-export type SignalKind = "chat" | "tool" | "turn" | "compaction";
-
-/** One final record as the exporters read it (the union of the three kinds' fields). */
-export interface SignalRow {
-  readonly seq: number;
-  readonly kind: SignalKind;
-  /** The request's / call's / turn's key (dedup key, call key, turn key). */
-  readonly refKey: string;
-  /** Event time: the response's ts, the calling message's ts, the turn's start. */
-  readonly tsMs: number;
-  /** Chat: its ts; tool: its result's ts (or where it was cut off); turn: its last ts. */
-  readonly endMs: number;
-  /** Chat: the latest ts before it in its document (0 = unknown); tool: = tsMs; turn: = tsMs. */
-  readonly startMs: number;
-  readonly outcome: ToolOutcome | null;
-  readonly cancelled: boolean;
-  readonly rootSessionId: string;
-  readonly sessionId: string;
-  readonly agent: string;
-  readonly project: string;
-  /** The turn a chat or tool belongs to; for a turn, the lead turn it nests under ("" = none). */
-  readonly turnKey: string;
-  readonly model: string;
-  readonly provider: string;
-  readonly messageId: string;
-  /** Chat: the four components after the cache rule; tool: its 1/divisor shares. */
-  readonly input: number;
-  readonly output: number;
-  readonly cacheRead: number;
-  readonly cacheWrite: number;
-  /** Chat: its tool_use count; tool: the divisor. */
-  readonly toolCalls: number;
-  readonly toolName: string;
-  readonly toolUseId: string;
-  /** Tool: whether the paying message had metrics. Chat: true. */
-  readonly usageKnown: boolean;
-  /** Turn: the prompt's message id. */
-  readonly turnId: string;
-  /** Compaction: `agentic` | `basic` ("" for the other kinds). */
-  readonly strategy: string;
-  /** Compaction: Cline's reason, `unrecorded` where it writes none ("" for the other kinds). */
-  readonly reason: string;
-  /** Compaction: the numbers Cline wrote (null where absent; 0 / null for the other kinds). */
-  readonly sourceMessageCount: number;
-  readonly messagesRemoved: number | null;
-  readonly tokensBefore: number | null;
-}
-
-export interface SignalCursor {
-  readonly exporter: string;
-  /** Highest queue seq delivered. */
-  readonly watermark: number;
-  /** Records whose event time is older than this are skipped, not sent (start from now). */
-  readonly fromMs: number;
-}
-
-export interface SignalBatch {
-  readonly base: SignalCursor;
-  readonly rows: readonly SignalRow[];
-  /** The watermark to commit once `rows` are delivered (past skipped rows too). */
-  readonly next: number;
-  /** Rows of the window left out: other kinds, or older than `fromMs`. */
-  readonly skipped: number;
-}
-
-/** A document's signals indexed once per commit (Ingest and `record` share it). */
-export interface DocumentIndex {
-  /** Turn keys by their prompt's id: the turn of a request or call. */
-  readonly turnKeys: ReadonlyMap<string, string>;
-  /** Results by call key: a call read with its result is final at once. */
-  readonly results: ReadonlyMap<string, ToolResult>;
-}
-
-/**
- * The signal columns of a tool_calls row: a call read with its result is final at once, and its
- * record is written by the INSERT that stores it; one read without is open (all NULL).
- */
-export type CallRecord =
-  | {
-      readonly signalSeq: number;
-      readonly endMs: number;
-      readonly outcome: ToolOutcome;
-      readonly cancelled: 0;
-      /** NULL: its paying request's (a call of a message with metrics). */
-      readonly turnKey: string | null;
-      readonly messageId: string | null;
-      readonly toolUseId: string;
-    }
-  | {
-      readonly signalSeq: null;
-      readonly endMs: null;
-      readonly outcome: null;
-      readonly cancelled: null;
-      readonly turnKey: null;
-      readonly messageId: null;
-      readonly toolUseId: null;
-    };
-
-const OPEN_CALL: CallRecord = Object.freeze({
-  signalSeq: null,
-  endMs: null,
-  outcome: null,
-  cancelled: null,
-  turnKey: null,
-  messageId: null,
-  toolUseId: null,
-});
-
-/** What a commit's INSERTs added (Ingest): the facts that make a request or a call new. */
-export interface Inserted {
-  /** The events the commit inserted, in order (each once). */
-  readonly events: readonly UsageEvent[];
-  /** The tool calls the commit inserted, by call key, with the record each was stored with. */
-  readonly calls: ReadonlyMap<string, CallRecord>;
-}
-
-interface CallDims {
-  readonly sessionId: string;
-  readonly model: string;
-  readonly provider: string;
-  readonly toolName: string;
-}
-
-interface CallIds {
-  readonly messageId: string;
-  readonly toolUseId: string;
-  readonly turnKey: string;
-}
+export {
+  type CallRecord,
+  type DocumentIndex,
+  type Inserted,
+  indexDocument,
+  type SignalKind,
+  type SignalRow,
+  turnKeysOf,
+} from "./signal-records.ts";
+export type { SignalBatch, SignalCursor } from "./signal-watermarks.ts";
 
 interface OpenCallRow {
   callKey: string;
   tsMs: number;
   lastTsMs: number;
-}
-
-interface TurnRow {
-  turnKey: string;
-  rootSessionId: string;
-  sessionId: string;
-  agent: string;
-  startMs: number;
-  endMs: number;
-  sourcePath: string;
-}
-
-/** A document's turns by their prompt's id: the turn key of a request or call. */
-export function turnKeysOf(doc: DocumentSignals): Map<string, string> {
-  return new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
-}
-
-/** A document's turn keys and results by call, built once per commit of it. */
-export function indexDocument(doc: DocumentSignals): DocumentIndex {
-  return { turnKeys: turnKeysOf(doc), results: new Map(doc.toolResults.map((r) => [r.callKey, r])) };
 }
 
 /** Where a call read with `result` ends: final only with its result (undefined without one). */
@@ -201,22 +73,20 @@ function endOnRead(c: ToolCall, result: ToolResult | undefined) {
     : toolCallEnd({ startMs: c.timestampMs, documentLastTsMs: 0 }, result, 0, 0);
 }
 
-/** The lead agent's name: its turns are the ones sub-agents and teammates nest under. */
-const LEAD = "lead";
-
 export class Signals {
-  private w: ReturnType<typeof prepareWrites> | undefined;
+  private w: ReturnType<typeof prepareSignalWrites> | undefined;
   /** The ingestion time of the commit (or sweep) in progress: the GenAI series' updated_ms. */
   private nowMs = 0;
   /** The GenAI histogram series, written in the same transaction as the queue. */
   readonly genai: GenaiSeries;
   /** cline.tool.calls by outcome: counted from the queue's final calls in the same transaction. */
   readonly toolOutcomes: ToolOutcomes;
-  private r: ReturnType<typeof prepareReads> | undefined;
+  /** Each signal exporter's watermark over the records. */
+  private readonly watermarks: SignalWatermarks;
   /** Whether signal_unqueued may hold rows (checked at each commit's begin until it is empty). */
   private legacy = true;
-  /** Whether signal_calls may hold open calls (checked at each transaction's start). */
-  private openCalls = true;
+  /** How stored calls and turns become final. */
+  private readonly finals: SignalFinals;
   /** The queue rows of the transaction in progress, written at its end (or before it reads them). */
   private readonly queue: QueueWriter;
 
@@ -224,16 +94,13 @@ export class Signals {
     this.genai = new GenaiSeries(db);
     this.queue = new QueueWriter(db);
     this.toolOutcomes = new ToolOutcomes(db);
+    this.watermarks = new SignalWatermarks(db);
+    this.finals = new SignalFinals(() => this.writes(), this.queue, this.genai);
   }
 
-  private writes(): ReturnType<typeof prepareWrites> {
-    this.w ??= prepareWrites(this.db);
+  private writes(): ReturnType<typeof prepareSignalWrites> {
+    this.w ??= prepareSignalWrites(this.db);
     return this.w;
-  }
-
-  private reads(): ReturnType<typeof prepareReads> {
-    this.r ??= prepareReads(this.db);
-    return this.r;
   }
 
   /**
@@ -287,7 +154,7 @@ export class Signals {
       const stored = inserted.calls.get(c.callKey);
       if (stored?.signalSeq != null) {
         // Recorded by its INSERT: what is left is its duration.
-        this.observeToolDuration(c, c.timestampMs, stored.endMs, stored.outcome);
+        this.finals.observeToolDuration(c, c.timestampMs, stored.endMs, stored.outcome);
         continue;
       }
       const end = endOnRead(c, results.get(c.callKey));
@@ -299,11 +166,11 @@ export class Signals {
         };
         if (!end?.final) {
           w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
-          this.openCalls = true;
-        } else this.putCallRecord(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
+          this.finals.openCalls = true;
+        } else this.finals.putRecord(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
       } else if (end?.final) {
         // Stored by an earlier read: final now if that read left it open (a no-op otherwise).
-        this.finalCall(c.callKey, c.timestampMs, end.endMs, end.outcome, false);
+        this.finals.call(c.callKey, c.timestampMs, end.endMs, end.outcome, false);
       }
       // Stored earlier and no result in this read: it is open already, or final already.
     }
@@ -361,8 +228,8 @@ export class Signals {
   }
 
   /**
-   * A request or call stored before its signals were recorded (a ledger older than the queue's
-   * guards: see the migration that created signal_unqueued): true once, when it is taken.
+   * A request or call stored before its signals were recorded (listed in signal_unqueued: only
+   * a migration that adds signals to stored rows would list any): true once, when it is taken.
    */
   private takeLegacy(kind: "chat" | "tool", refKey: string): boolean {
     return this.writes().takeLegacy.run({ kind, refKey }).changes === 1;
@@ -375,7 +242,7 @@ export class Signals {
   begin(): void {
     this.genai.discard();
     this.queue.reset(this.nextSeq());
-    this.openCalls = this.writes().anyOpenCall.get() !== undefined;
+    this.finals.openCalls = this.writes().anyOpenCall.get() !== undefined;
     // Read before this transaction writes: only a migration adds to signal_unqueued, so once
     // it is empty at a transaction's start it stays empty (no probe per row from then on).
     if (this.legacy) this.legacy = this.writes().anyLegacy.get() !== undefined;
@@ -434,7 +301,7 @@ export class Signals {
     const open = w.openCall.get({ callKey: r.callKey }) as { tsMs: number } | undefined;
     if (open === undefined) return; // no such call (yet), or already final
     const end = toolCallEnd({ startMs: open.tsMs, documentLastTsMs: 0 }, r, 0, 0);
-    if (end.final) this.finalCall(r.callKey, open.tsMs, end.endMs, end.outcome, false);
+    if (end.final) this.finals.call(r.callKey, open.tsMs, end.endMs, end.outcome, false);
   }
 
   private recordTurn(t: AgentTurn): void {
@@ -453,7 +320,7 @@ export class Signals {
     });
     if (!t.closed) return;
     const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
-    if (row !== undefined) this.finalTurn(row);
+    if (row !== undefined) this.finals.turn(row);
   }
 
   /**
@@ -468,117 +335,18 @@ export class Signals {
     return this.db.transaction(() => {
       this.genai.discard();
       this.queue.reset(this.nextSeq());
-      this.openCalls = w.anyOpenCall.get() !== undefined;
+      this.finals.openCalls = w.anyOpenCall.get() !== undefined;
       let n = 0;
       for (const c of w.quietCalls.all({ cutoff }) as OpenCallRow[]) {
         const end = toolCallEnd({ startMs: c.tsMs, documentLastTsMs: c.lastTsMs }, undefined, nowMs, quietMs);
-        if (end.final && this.finalCall(c.callKey, c.tsMs, end.endMs, end.outcome, true)) n++;
+        if (end.final && this.finals.call(c.callKey, c.tsMs, end.endMs, end.outcome, true)) n++;
       }
-      for (const t of w.quietTurns.all({ cutoff }) as TurnRow[]) n += this.finalTurn(t);
+      for (const t of w.quietTurns.all({ cutoff }) as TurnRow[]) n += this.finals.turn(t);
       this.queue.write();
       this.genai.flush(this.nowMs);
       this.toolOutcomes.count(this.nowMs);
       return n;
     })();
-  }
-
-  /**
-   * Finalizes an open call (signal_calls): its `final` flag flipped 0 -> 1 is the guard (false:
-   * it was final already), then its record written on its tool_calls row with its ids.
-   */
-  private finalCall(
-    callKey: string,
-    tsMs: number,
-    endMs: number,
-    outcome: ToolOutcome,
-    cancelled: boolean,
-  ): boolean {
-    const w = this.writes();
-    const ids = w.closeCall.get({ callKey }) as CallIds | undefined;
-    if (ids === undefined) return false;
-    const dims = w.callDims.get({ callKey }) as CallDims | undefined;
-    this.putCallRecord(callKey, tsMs, endMs, outcome, cancelled, dims, ids);
-    return true;
-  }
-
-  /**
-   * Writes the record of a stored call that just became final (its caller holds the guard) on
-   * its tool_calls row, numbered next, and observes its duration.
-   */
-  private putCallRecord(
-    callKey: string,
-    tsMs: number,
-    endMs: number,
-    outcome: ToolOutcome,
-    cancelled: boolean,
-    dims: CallDims | undefined,
-    ids: CallIds,
-  ): void {
-    const info = this.writes().putCallRecord.run({
-      callKey,
-      seq: this.queue.peek(),
-      endMs: Math.max(tsMs, endMs),
-      outcome,
-      cancelled: cancelled ? 1 : 0,
-      ...ids,
-    });
-    if (info.changes !== 1) return; // no such call (or final already): nothing numbered
-    this.queue.take();
-    if (dims !== undefined) this.observeToolDuration(dims, tsMs, endMs, outcome);
-  }
-
-  /** A final call's cline.tool.duration observation (none without a valid time). */
-  private observeToolDuration(dims: CallDims, tsMs: number, endMs: number, outcome: ToolOutcome): void {
-    const d = durationMs(tsMs, Math.max(tsMs, endMs));
-    if (d === undefined) return;
-    this.genai.observeTool(
-      {
-        sessionId: dims.sessionId,
-        model: dims.model,
-        provider: dims.provider,
-        toolName: dims.toolName,
-        outcome,
-      },
-      d / 1000,
-      tsMs,
-    );
-  }
-
-  /**
-   * Queues a turn that is over, after the calls of it still open (cut off at its end): its
-   * `final` flag flipped 0 -> 1 is the guard. Returns the records queued (0: final already).
-   */
-  private finalTurn(t: TurnRow): number {
-    const w = this.writes();
-    if (w.closeTurn.run({ turnKey: t.turnKey }).changes === 0) return 0;
-    let n = 1;
-    // No lookup when no call is open (a backfill: every result is on disk).
-    const open = this.openCalls
-      ? (w.openCallsOfTurn.all({ turnKey: t.turnKey }) as { callKey: string; tsMs: number }[])
-      : [];
-    for (const c of open) if (this.finalCall(c.callKey, c.tsMs, t.endMs, toolOutcome(null), true)) n++;
-    // Sub-agents and teammates nest under the lead's turn that was running when theirs began:
-    // the latest lead turn of the same root session that started at or before it.
-    let parentKey = "";
-    if (t.agent !== LEAD) {
-      const p = w.leadTurnAt.get({ rootSessionId: t.rootSessionId, startMs: t.startMs }) as
-        | { turnKey: string }
-        | undefined;
-      parentKey = p?.turnKey ?? "";
-    }
-    this.queue.add({
-      kind: "turn",
-      refKey: t.turnKey,
-      tsMs: t.startMs,
-      endMs: Math.max(t.startMs, t.endMs),
-      outcome: null,
-      cancelled: false,
-      startMs: t.startMs,
-      turnKey: parentKey,
-      messageId: "",
-      toolUseId: "",
-    });
-    return n;
   }
 
   /** A new request: its all-input and output token counts, and its duration when its start is known. */
@@ -603,234 +371,30 @@ export class Signals {
     return this.genai.delta(after, upTo);
   }
 
+  // ---- delivery: each signal exporter's watermark (signal-watermarks.ts)
+
   /** The exporter's position; created on first use, skipping history older than `fromMs`. */
   cursor(exporter: string, fromMs: number): SignalCursor {
-    const w = this.writes();
-    w.createCursor.run({ exporter, fromMs });
-    const r = this.reads().cursor.get({ exporter }) as { watermark: number; fromMs: number };
-    return { exporter, watermark: r.watermark, fromMs: r.fromMs };
+    return this.watermarks.cursor(exporter, fromMs);
   }
 
-  /** Up to `limit` queue rows after the cursor, the wanted kinds only (the others are skipped). */
+  /** Up to `limit` records after the cursor, the wanted kinds only (the others are skipped). */
   batch(cursor: SignalCursor, kinds: ReadonlySet<SignalKind>, limit: number): SignalBatch {
-    const raw = this.reads().batch.all({ after: cursor.watermark, limit }) as RawRow[];
-    const rows: SignalRow[] = [];
-    let skipped = 0;
-    let next = cursor.watermark;
-    for (const r of raw) {
-      next = r.seq;
-      if (!kinds.has(r.kind) || r.tsMs < cursor.fromMs) {
-        skipped++;
-        continue;
-      }
-      rows.push(toRow(r));
-    }
-    return { base: cursor, rows, next, skipped };
+    return this.watermarks.batch(cursor, kinds, limit);
   }
 
-  /** Whether anything is queued after `watermark`. */
+  /** Whether any record follows `watermark`. */
   pending(watermark: number): boolean {
-    return this.reads().after.get({ after: watermark }) !== undefined;
+    return this.watermarks.pending(watermark);
   }
 
-  /**
-   * Records a delivered batch: compare-and-set on the watermark it was read from, so a late
-   * success of an abandoned export can never move it (nor skip rows).
-   */
+  /** Records a delivered batch (compare-and-set on the watermark it was read from). */
   commit(batch: SignalBatch, nowMs: number): "committed" | "stale" {
-    const info = this.writes().advance.run({
-      exporter: batch.base.exporter,
-      base: batch.base.watermark,
-      next: batch.next,
-      nowMs,
-    });
-    return info.changes === 1 ? "committed" : "stale";
+    return this.watermarks.commit(batch, nowMs);
   }
 
-  /** Records by kind, queued or on events and calls (tests, `paths --json`-style diagnostics). */
+  /** Records by kind, queued or on events and calls (tests, diagnostics). */
   queued(): Record<SignalKind, number> {
-    const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0 };
-    for (const r of this.reads().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] += r.n;
-    return out;
+    return this.watermarks.queued();
   }
-}
-
-interface RawRow extends Omit<SignalRow, "cancelled" | "usageKnown"> {
-  cancelled: number;
-  usageKnown: number;
-}
-
-function toRow(r: RawRow): SignalRow {
-  return { ...r, cancelled: r.cancelled === 1, usageKnown: r.usageKnown === 1 };
-}
-
-function prepareWrites(db: Database.Database) {
-  return {
-    putDocument: db.prepare(
-      `INSERT INTO signal_documents (source_path, root_session_id, session_id, agent, last_ts_ms)
-       VALUES (@sourcePath, @rootSessionId, @sessionId, @agent, @lastTsMs)
-       ON CONFLICT (source_path) DO UPDATE SET last_ts_ms = max(last_ts_ms, excluded.last_ts_ms)`,
-    ),
-    putCall: db.prepare(
-      `INSERT INTO signal_calls (call_key, message_id, tool_use_id, turn_key, source_path)
-       VALUES (@callKey, @messageId, @toolUseId, @turnKey, @sourcePath)
-       ON CONFLICT (call_key) DO NOTHING`,
-    ),
-    putResult: db.prepare(
-      `INSERT INTO signal_results (call_key, message_id, ts_ms, is_error) VALUES (@callKey, @messageId, @tsMs, @isError)
-       ON CONFLICT (call_key) DO NOTHING`,
-    ),
-    openCall: db.prepare(
-      `SELECT t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
-       WHERE s.call_key = @callKey AND s.final = 0`,
-    ),
-    // A stored call's record (final now): one UPDATE, numbered once (signal_seq IS NULL).
-    putCallRecord: db.prepare(
-      `UPDATE tool_calls SET signal_seq = @seq, end_ms = @endMs, outcome = @outcome, cancelled = @cancelled,
-         turn_key = @turnKey, message_id = @messageId, tool_use_id = @toolUseId
-       WHERE call_key = @callKey AND signal_seq IS NULL`,
-    ),
-    // The guard of a late call: only the statement that flips it returns its ids.
-    closeCall: db.prepare(
-      `UPDATE signal_calls SET final = 1 WHERE call_key = @callKey AND final = 0
-       RETURNING message_id AS messageId, tool_use_id AS toolUseId, turn_key AS turnKey`,
-    ),
-    putTurn: db.prepare(
-      `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms, end_ms,
-         closed, source_path)
-       VALUES (@turnKey, @rootSessionId, @sessionId, @agent, @turnId, @project, @startMs, @endMs, @closed, @sourcePath)
-       ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
-         closed = max(closed, excluded.closed)
-       WHERE final = 0`,
-    ),
-    openTurn: db.prepare(
-      `SELECT turn_key AS turnKey, root_session_id AS rootSessionId, session_id AS sessionId, agent,
-         start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath
-       FROM signal_turns WHERE turn_key = @turnKey AND final = 0`,
-    ),
-    closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey AND final = 0"),
-    openCallsOfTurn: db.prepare(
-      `SELECT s.call_key AS callKey, t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
-       WHERE s.final = 0 AND s.turn_key = @turnKey`,
-    ),
-    turnAt: db.prepare(
-      `SELECT turn_key AS turnKey FROM signal_turns
-       WHERE session_id = @sessionId AND agent = @agent AND start_ms <= @tsMs
-       ORDER BY start_ms DESC LIMIT 1`,
-    ),
-    leadTurnAt: db.prepare(
-      // signal_turns_by_session (session_id, start_ms): the lead's turns are its root session's.
-      `SELECT turn_key AS turnKey FROM signal_turns
-       WHERE session_id = @rootSessionId AND root_session_id = @rootSessionId AND agent = 'lead'
-         AND start_ms <= @startMs
-       ORDER BY start_ms DESC LIMIT 1`,
-    ),
-    quietCalls: db.prepare(
-      `SELECT s.call_key AS callKey, t.ts_ms AS tsMs, d.last_ts_ms AS lastTsMs
-       FROM signal_calls s JOIN signal_documents d ON d.source_path = s.source_path
-         JOIN tool_calls t ON t.call_key = s.call_key
-       WHERE s.final = 0 AND d.last_ts_ms <= @cutoff`,
-    ),
-    quietTurns: db.prepare(
-      `SELECT t.turn_key AS turnKey, t.root_session_id AS rootSessionId, t.session_id AS sessionId, t.agent,
-         t.start_ms AS startMs, t.end_ms AS endMs, t.source_path AS sourcePath
-       FROM signal_turns t JOIN signal_documents d ON d.source_path = t.source_path
-       WHERE t.final = 0 AND d.last_ts_ms <= @cutoff
-       ORDER BY t.agent = 'lead' DESC, t.start_ms`,
-    ),
-    callDims: db.prepare(
-      `SELECT session_id AS sessionId, model, provider, tool_name AS toolName FROM tool_calls
-       WHERE call_key = @callKey`,
-    ),
-    anyLegacy: db.prepare("SELECT 1 FROM signal_unqueued LIMIT 1"),
-    // `IS NOT NULL`: MAX over the partial index (without it, SQLite scans every event).
-    nextSeq: db.prepare(
-      `SELECT max((SELECT IFNULL(MAX(seq), 0) FROM signal_queue),
-         (SELECT IFNULL(MAX(signal_seq), 0) FROM events WHERE signal_seq IS NOT NULL),
-         (SELECT IFNULL(MAX(signal_seq), 0) FROM tool_calls WHERE signal_seq IS NOT NULL)) + 1 AS next`,
-    ),
-    putRequest: db.prepare(
-      `UPDATE events SET signal_seq = @seq, turn_key = @turnKey, start_ms = @startMs
-       WHERE dedup_key = @dedupKey AND signal_seq IS NULL`,
-    ),
-    anyOpenCall: db.prepare("SELECT 1 FROM signal_calls WHERE final = 0 LIMIT 1"),
-    takeLegacy: db.prepare("DELETE FROM signal_unqueued WHERE kind = @kind AND ref_key = @refKey"),
-    createCursor: db.prepare(
-      `INSERT INTO signal_delivery (exporter, watermark, from_ms) VALUES (@exporter, 0, @fromMs)
-       ON CONFLICT (exporter) DO NOTHING`,
-    ),
-    advance: db.prepare(
-      `UPDATE signal_delivery SET watermark = @next, last_success_ms = @nowMs
-       WHERE exporter = @exporter AND watermark = @base`,
-    ),
-  };
-}
-
-function prepareReads(db: Database.Database) {
-  return {
-    cursor: db.prepare("SELECT watermark, from_ms AS fromMs FROM signal_delivery WHERE exporter = @exporter"),
-    after: db.prepare(
-      `SELECT 1 FROM signal_queue WHERE seq > @after
-       UNION ALL SELECT 1 FROM events WHERE signal_seq > @after
-       UNION ALL SELECT 1 FROM tool_calls WHERE signal_seq > @after LIMIT 1`,
-    ),
-    counts: db.prepare(
-      `SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind
-       UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL
-       UNION ALL SELECT 'tool', COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL`,
-    ),
-    // One row per record, the fields of its kind joined in (COALESCE over the four). The records
-    // are the queue's rows, the requests' events rows and the calls' tool_calls rows, merged by
-    // seq: each side read in seq order up to the limit (its index), so the merge sorts at most
-    // three times the limit.
-    batch: db.prepare(
-      `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
-         q.start_ms AS startMs,
-         q.outcome, q.cancelled,
-         IFNULL(d.root_session_id, COALESCE(e.session_id, c.session_id, tu.session_id, k.root_session_id))
-           AS rootSessionId,
-         COALESCE(e.session_id, c.session_id, tu.session_id, k.session_id) AS sessionId,
-         COALESCE(e.agent, c.agent, tu.agent, k.agent) AS agent,
-         COALESCE(e.project, c.project, tu.project, k.project) AS project,
-         q.turn_key AS turnKey,
-         COALESCE(e.model, c.model, k.model, '') AS model,
-         COALESCE(e.provider, c.provider, k.provider, '') AS provider,
-         CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
-         COALESCE(e.input, c.share_input, 0) AS input,
-         COALESCE(e.output, c.share_output, 0) AS output,
-         COALESCE(e.cache_read, c.share_cache_read, 0) AS cacheRead,
-         COALESCE(e.cache_write, c.share_cache_write, 0) AS cacheWrite,
-         COALESCE(e.tool_calls, c.divisor, 0) AS toolCalls,
-         IFNULL(c.tool_name, '') AS toolName,
-         q.tool_use_id AS toolUseId,
-         CASE q.kind WHEN 'tool' THEN c.usage_key != '' ELSE 1 END AS usageKnown,
-         IFNULL(tu.turn_id, '') AS turnId,
-         IFNULL(k.strategy, '') AS strategy,
-         IFNULL(k.reason, '') AS reason,
-         IFNULL(k.source_message_count, 0) AS sourceMessageCount,
-         k.messages_removed AS messagesRemoved,
-         k.tokens_before AS tokensBefore
-       FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
-                 message_id, tool_use_id
-               FROM signal_queue WHERE seq > @after ORDER BY seq LIMIT @limit)
-             UNION ALL
-             SELECT * FROM (SELECT signal_seq, 'chat', dedup_key, ts_ms, ts_ms, start_ms, NULL, 0, turn_key, '', ''
-               FROM events WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
-             UNION ALL
-             SELECT * FROM (SELECT c.signal_seq, 'tool', c.call_key, c.ts_ms, c.end_ms, c.ts_ms, c.outcome,
-                 c.cancelled, COALESCE(c.turn_key, p.turn_key, ''), COALESCE(c.message_id, p.message_id, ''),
-                 c.tool_use_id
-               FROM tool_calls c
-                 -- NULL turn and message id: its paying request's (callRecord), by its UNIQUE key.
-                 LEFT JOIN events p ON c.turn_key IS NULL AND p.dedup_key = c.usage_key
-               WHERE c.signal_seq > @after ORDER BY c.signal_seq LIMIT @limit)
-             ORDER BY 1 LIMIT @limit) q
-         LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
-         LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key
-         LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
-         LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
-         LEFT JOIN signal_documents d ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path)
-       ORDER BY q.seq`,
-    ),
-  };
 }

@@ -19,11 +19,7 @@
 import type Database from "better-sqlite3";
 import { durationMs, type ToolOutcome } from "../adapter/timing.ts";
 import { type GenaiSeriesRow, WindowHistograms } from "./genai.ts";
-import { MIGRATIONS } from "./schema.ts";
 import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "./series.ts";
-
-/** The schema version from which the ledger has the outcome series. */
-export const TOOL_OUTCOMES_VERSION = MIGRATIONS.findIndex((m) => m.includes("tool_outcome_series")) + 1;
 
 /** One `cline.tool.calls` series: final calls by tool, usage knowledge and outcome. */
 export interface ToolOutcomeRow

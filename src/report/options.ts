@@ -3,7 +3,7 @@
  * grouping, ranking, output format and budget. Every bad value is one ConfigError line naming the
  * flag and what it accepts (exit 2).
  */
-import { ConfigError } from "../config/config.ts";
+import { ConfigError } from "../config/parse.ts";
 import type { GroupDim, SortKey } from "./dims.ts";
 import { type Bound, parseTimeArg, TIME_ARG_HELP } from "./time/parse.ts";
 import { PERIODS, type Period, periodAt } from "./time/periods.ts";

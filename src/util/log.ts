@@ -1,4 +1,4 @@
-import type { LogLevel } from "../config/config.ts";
+export type LogLevel = "error" | "warn" | "info" | "debug";
 
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 

@@ -13,7 +13,7 @@ import { MeterProvider, type MetricProducer } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RequestCapture } from "../../src/adapter/types.ts";
 import { captureSeriesToMetricData } from "../../src/export/captures.ts";
-import { nsToHrTime } from "../../src/export/producer.ts";
+import { nsToHrTime } from "../../src/export/metric-data.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { freePort, waitFor } from "../deploy/support/processes.ts";
 import { type RunningPrometheus, startPrometheus } from "../deploy/support/prometheus.ts";

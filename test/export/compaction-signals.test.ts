@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadGroundTruth } from "../../fixtures/harness/ground-truth.ts";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
@@ -23,8 +22,7 @@ import { SIGNAL_ATTRIBUTES } from "../../src/export/signals/attributes.ts";
 import { SignalPipeline } from "../../src/export/signals/pipeline.ts";
 import { spanIdOf, traceIdOf } from "../../src/export/traces/ids.ts";
 import { toSpan } from "../../src/export/traces/spans.ts";
-import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
-import { MIGRATIONS } from "../../src/ledger/schema.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
 import type { SignalRow } from "../../src/ledger/signals.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { placeCompactionFixture } from "../adapter/cline/compaction/fixture.ts";
@@ -185,42 +183,6 @@ describe("the cline.compaction event and span on the real CLI's sessions", () =>
     // Every span id received once: nothing re-sent.
     expect(new Set(rx.spans.map((s) => s.spanId)).size).toBe(rx.spans.length);
     expect(orphans(rx.spans)).toEqual([]);
-  });
-});
-
-describe("upgrade: compactions recorded before the event existed", () => {
-  it("are queued once by the migration, in their turn, and the queue accepts the new kind", async () => {
-    rx = await startReceiver();
-    const root = join(work, "upgrade");
-    const state = join(root, "state");
-    const home = place("compaction-basic", "final", root);
-    await runOnce(home, state, rx);
-    const sent = compactionSpans(rx)[0];
-    expect(sent).toBeDefined();
-    // Rebuild the previous version's shape from this ledger: drop the compaction from the queue,
-    // forget the root column and the index, and go back one version.
-    const db = new Database(join(state, LEDGER_FILE));
-    const key = (db.prepare("SELECT compaction_key AS k FROM compactions").get() as { k: string }).k;
-    db.exec(`DELETE FROM signal_queue WHERE kind = 'compaction';
-      DROP INDEX signal_turns_by_session;
-      ALTER TABLE compactions DROP COLUMN root_session_id;
-      DELETE FROM signal_delivery;`);
-    // The version before the one that queues compactions (later migrations run again: idempotent).
-    db.pragma(`user_version = ${MIGRATIONS.findIndex((m) => m.includes("signal_queue_v7"))}`);
-    db.close();
-    const l = Ledger.open(state);
-    try {
-      const s = l.signals;
-      if (s === undefined) throw new Error("a writer has signals");
-      expect(s.queued().compaction).toBe(1);
-      const rows = s.batch(s.cursor("test", 0), new Set(["compaction"]), 10_000).rows;
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ refKey: key, strategy: "basic", reason: "auto_compaction" });
-      expect(spanIdOf(rows[0]?.turnKey ?? "")).toBe(sent?.parentSpanId);
-      expect(rows[0]?.rootSessionId).toBe(loadGroundTruth("compaction-basic").rootSessionIds[0]);
-    } finally {
-      l.close();
-    }
   });
 });
 

@@ -12,10 +12,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolCall, ToolResult } from "../../src/adapter/types.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
-import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
-import { TOOL_OUTCOMES_VERSION } from "../../src/ledger/tool-outcomes.ts";
 import { call, docSignals, event, observation, result } from "../helpers/events.ts";
-import { toolRecordsToQueue } from "../helpers/ledgers.ts";
 import { fillLedger } from "./helpers/ledger.ts";
 import { type Harness, harness } from "./helpers/sdk.ts";
 
@@ -266,71 +263,5 @@ describe("delta temporality: the final calls of each window, exactly once", () =
     expect(h.allPoints(CALLS).reduce((a, p) => a + p.value, 0)).toBe(filled.calls);
     expect(byOutcome(h.allPoints(CALLS))).toEqual(queued());
     expect(histByOutcome(h.allPoints(DURATION)).counts).toEqual(queued());
-  });
-});
-
-describe("upgrade from the schema before tool outcomes", () => {
-  /** Winds the ledger back to the version before the outcome migration (as that build left it). */
-  function windBack(): void {
-    l.close();
-    const db = new Database(join(dir, LEDGER_FILE));
-    toolRecordsToQueue(db);
-    db.exec(`DROP TABLE tool_outcome_series; DROP TABLE tool_outcome_state;
-      ALTER TABLE export_state DROP COLUMN final_call_watermark;`);
-    db.pragma(`user_version = ${TOOL_OUTCOMES_VERSION - 1}`);
-    db.close();
-  }
-
-  it("a delta exporter sends no history again; cumulative series hold every call already final", async () => {
-    expect(TOOL_OUTCOMES_VERSION).toBeGreaterThan(8);
-    // The old build: calls read, some final, delivered by a delta exporter.
-    l.commit(read([r1, r2], 100));
-    let d = track(harness(l, { temporality: "delta", now, exporter: "delta" }));
-    await d.flush();
-    await d.shutdown();
-    open.splice(open.indexOf(d), 1);
-    windBack();
-    l = Ledger.open(dir, { now });
-    const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
-    db.close();
-
-    // Cumulative: the whole history of final calls, at once.
-    const c = track(harness(l, { now, exporter: "cumulative" }));
-    await c.flush();
-    expect(byOutcome(c.lastPoints(CALLS))).toEqual({ success: 1, failure: 1 });
-
-    // Delta: the calls final before the upgrade were delivered by the old build (as cline.tool.calls
-    // without outcome): not sent again. What becomes final after it is.
-    d = track(harness(l, { temporality: "delta", now, exporter: "delta", quietMs: QUIET }));
-    await d.flush();
-    expect(d.allPoints(CALLS)).toEqual([]);
-    expect(d.allPoints(DURATION)).toEqual([]);
-    l.commit(read([r1, r2, r3], 200));
-    await d.flush();
-    expect(byOutcome(d.allPoints(CALLS), true)).toEqual({ "read_files/success": 1 });
-    expect(histByOutcome(d.allPoints(DURATION)).counts).toEqual({ success: 1 });
-    // A delta exporter new after the upgrade starts from the whole history, as for every metric.
-    const fresh = track(harness(l, { temporality: "delta", now, exporter: "fresh" }));
-    await fresh.flush();
-    expect(byOutcome(fresh.allPoints(CALLS))).toEqual({ success: 2, failure: 1 });
-    await c.flush();
-    expect(byOutcome(c.lastPoints(CALLS))).toEqual({ success: 2, failure: 1 });
-  });
-
-  it("the migration can run twice (a re-run rebuilds the series, never doubles them)", () => {
-    l.commit(read([r1, r2, r3], 100));
-    const before = l.signals?.toolOutcomes.series();
-    l.close();
-    const db = new Database(join(dir, LEDGER_FILE));
-    toolRecordsToQueue(db);
-    db.pragma(`user_version = ${TOOL_OUTCOMES_VERSION - 1}`);
-    db.close();
-    l = Ledger.open(dir, { now });
-    const after = l.signals?.toolOutcomes.series();
-    const strip = (rows: typeof before) =>
-      rows?.map(({ updatedMs: _u, firstMs: _f, ...r }) => JSON.stringify(r)).sort();
-    expect(strip(after)).toEqual(strip(before));
-    expect(after?.reduce((a, r) => a + r.calls, 0)).toBe(3);
   });
 });

@@ -5,7 +5,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import type { Signals } from "../../src/ledger/signals.ts";
@@ -42,22 +41,4 @@ export function scopedLedgers(prefix: string): ScopedLedgers {
       l.close();
     },
   };
-}
-
-/**
- * Puts the final calls' records back in signal_queue, as builds before the migration that moved
- * them onto tool_calls kept them (tests that wind a ledger back to before a migration reading
- * the queue's tool rows: that migration runs again, then the move). The tool_calls columns are
- * emptied, so the move's re-run takes the queue's values.
- */
-export function toolRecordsToQueue(db: Database.Database): void {
-  db.exec(`
-    INSERT INTO signal_queue (seq, kind, ref_key, ts_ms, end_ms, outcome, cancelled, start_ms, turn_key,
-        message_id, tool_use_id)
-      SELECT signal_seq, 'tool', call_key, ts_ms, end_ms, outcome, cancelled, ts_ms,
-        IFNULL(turn_key, IFNULL((SELECT turn_key FROM events WHERE dedup_key = c.usage_key), '')),
-        IFNULL(message_id, IFNULL((SELECT message_id FROM events WHERE dedup_key = c.usage_key), '')), tool_use_id
-      FROM tool_calls c WHERE signal_seq IS NOT NULL;
-    UPDATE tool_calls SET signal_seq = NULL, end_ms = NULL, outcome = NULL, cancelled = NULL, turn_key = NULL,
-      message_id = NULL, tool_use_id = NULL;`);
 }

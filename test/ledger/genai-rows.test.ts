@@ -1,11 +1,8 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { translateGenai } from "../../src/export/genai/metrics.ts";
 import { LEDGER_FILE, type Ledger } from "../../src/ledger/ledger.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
-import { toHistograms } from "../helpers/genai-rows.ts";
 import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,
@@ -20,9 +17,6 @@ import {
 } from "../helpers/signal-docs.ts";
 
 const { stateDir, open, close } = scopedLedgers("genai-rows");
-
-/** The schema version before the migration to genai_rows. */
-const ROWS_VERSION = MIGRATIONS.findIndex((m) => m.includes("CREATE TABLE IF NOT EXISTS genai_rows"));
 
 /** A session whose first request has no start (its document opens with it): no duration yet. */
 const OTHER = "1796018399000_other";
@@ -39,25 +33,6 @@ function startlessLater() {
   const t0 = 1_796_018_500_000;
   return messagesDoc([prompt("y1", t0), assistant("msg_y1", t0 + 5_000)], "lead", OTHER);
 }
-
-function exported(s: Signals) {
-  const rows = s.genaiSeries();
-  return {
-    rows,
-    withSession: translateGenai(rows, { includeSessionId: true }),
-    folded: translateGenai(rows, { includeSessionId: false }),
-  };
-}
-
-const userVersion = (dir: string, v?: number): number => {
-  const db = new Database(join(dir, LEDGER_FILE));
-  try {
-    if (v !== undefined) db.pragma(`user_version = ${v}`);
-    return db.pragma("user_version", { simple: true }) as number;
-  } finally {
-    db.close();
-  }
-};
 
 const tableRows = (dir: string, sql: string): unknown[] => {
   const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
@@ -102,128 +77,6 @@ describe("GenAI request rows: the layout", () => {
     ).toEqual([
       { s: ROOT, d: 4 },
       { s: OTHER, d: null },
-    ]);
-  });
-});
-
-describe("GenAI request rows: the migration from v12", () => {
-  it("moves every series exactly: the same rows and exported histograms, twice; then they keep counting", () => {
-    // Found; the migrations after it (re-runnable, as every one is) run again too.
-    expect(ROWS_VERSION).toBeGreaterThan(0);
-    expect(ROWS_VERSION).toBeLessThan(SCHEMA_VERSION);
-    const dir = stateDir();
-    const { l, s } = history(dir);
-    const before = exported(s);
-    close(l);
-    const raw = new Database(join(dir, LEDGER_FILE));
-    toHistograms(raw);
-    raw.pragma(`user_version = ${ROWS_VERSION}`);
-    raw.close();
-    expect(tableRows(dir, "SELECT count(*) AS n FROM genai_histograms")).toEqual([{ n: 8 }]);
-
-    const again = open(dir);
-    expect(exported(again.s)).toEqual(before);
-    close(again.l);
-    expect(userVersion(dir)).toBe(SCHEMA_VERSION);
-    expect(
-      tableRows(dir, "SELECT name FROM sqlite_master WHERE name LIKE 'genai%' AND type = 'table'"),
-    ).toEqual([{ name: "genai_rows" }]);
-    // A second run (a ledger wound back past it) changes nothing.
-    userVersion(dir, ROWS_VERSION);
-    const third = open(dir);
-    expect(exported(third.s)).toEqual(before);
-    // Re-reading adds nothing; a later request with a start begins OTHER's duration in its row,
-    // and adds one to its token usage.
-    third.l.commit(observe(leadDoc().doc, LEAD_PATH, 100));
-    expect(exported(third.s)).toEqual(before);
-    third.l.commit(observe(startlessLater(), `/s/${OTHER}/other.messages.json`, 100));
-    const got = third.s.genaiSeries().filter((r) => r.sessionId === OTHER && r.metric !== "tool_duration");
-    expect(got.map((r) => [r.metric, r.tokenType, r.count])).toEqual([
-      ["token_usage", "input", 2],
-      ["token_usage", "output", 2],
-      ["operation_duration", "", 1],
-    ]);
-    expect(got[2]).toMatchObject({ sum: 5, min: 5, max: 5, lastEventMs: 1_796_018_505_000 });
-    close(third.l);
-    expect(tableRows(dir, "SELECT count(*) AS n FROM genai_rows")).toEqual([{ n: 5 }]);
-  });
-
-  it("v12 series written in any order: the same points; a request row takes its first series' id", () => {
-    const dir = stateDir();
-    const { l } = open(dir);
-    close(l);
-    const raw = new Database(join(dir, LEDGER_FILE));
-    toHistograms(raw);
-    const zeros = (n: number, at: number, c: number) =>
-      Array.from({ length: 18 }, (_, i) => (i < n && i === at ? c : 0)).join(", ");
-    // As the build before wrote them: A's tokens (1, 2), then B's three (3, 4, 5), then A's duration (6).
-    raw.exec(`
-      INSERT INTO genai_histograms VALUES
-        (1, 'token_usage', 'A', 'm', 'p', 'input', '', '', 2, 3000, 1000, 2000, 10, 20, 30, ${zeros(15, 6, 2)}),
-        (2, 'token_usage', 'A', 'm', 'p', 'output', '', '', 2, 30, 10, 20, 10, 20, 30, ${zeros(15, 3, 2)}),
-        (3, 'token_usage', 'B', 'm', 'p', 'input', '', '', 1, 5, 5, 5, 11, 21, 31, ${zeros(15, 2, 1)}),
-        (4, 'token_usage', 'B', 'm', 'p', 'output', '', '', 1, 1, 1, 1, 11, 21, 31, ${zeros(15, 0, 1)}),
-        (5, 'operation_duration', 'B', 'm', 'p', '', '', '', 1, 0.5, 0.5, 0.5, 11, 21, 31, ${zeros(15, 5, 1)}),
-        (6, 'operation_duration', 'A', 'm', 'p', '', '', '', 1, 90, 90, 90, 12, 22, 32, ${zeros(15, 14, 1)}),
-        (7, 'tool_duration', 'A', 'm', 'p', '', 'read_files', 'failure', 1, 700, 700, 700, 12, 22, 32, ${zeros(18, 17, 1)});`);
-    const v12 = raw.prepare("SELECT * FROM genai_histograms ORDER BY id").all() as Record<
-      string,
-      number | string
-    >[];
-    raw.pragma(`user_version = ${ROWS_VERSION}`);
-    raw.close();
-    const { s } = open(dir);
-    const rows = s.genaiSeries();
-    // Every v12 row is one series, with its totals, times and buckets as stored.
-    const asV12 = (r: GenaiSeriesRow) => ({
-      metric: r.metric,
-      session_id: r.sessionId,
-      token_type: r.tokenType,
-      tool_name: r.toolName,
-      outcome: r.outcome,
-      count: r.count,
-      sum: r.sum,
-      min: r.min,
-      max: r.max,
-      first_ms: r.firstMs,
-      updated_ms: r.updatedMs,
-      last_event_ms: r.lastEventMs,
-      buckets: r.counts,
-    });
-    const fromV12 = v12.map((r) => ({
-      metric: r.metric,
-      session_id: r.session_id,
-      token_type: r.token_type,
-      tool_name: r.tool_name,
-      outcome: r.outcome,
-      count: r.count,
-      sum: r.sum,
-      min: r.min,
-      max: r.max,
-      first_ms: r.first_ms,
-      updated_ms: r.updated_ms,
-      last_event_ms: r.last_event_ms,
-      buckets: Array.from({ length: r.metric === "tool_duration" ? 18 : 15 }, (_, i) => r[`b${i}`]),
-    }));
-    const byKey = (a: { metric: unknown; session_id: unknown; token_type: unknown }) =>
-      `${a.metric}|${a.session_id}|${a.token_type}`;
-    const sorted = <T extends { metric: unknown; session_id: unknown; token_type: unknown }>(x: T[]) =>
-      [...x].sort((a, b) => byKey(a).localeCompare(byKey(b)));
-    expect(sorted(rows.map(asV12))).toEqual(sorted(fromV12));
-    // The order: by row, a request row where its first series was (A: 1, B: 3, A's tool: 7).
-    expect(rows.map((r) => `${r.sessionId}:${r.metric}:${r.tokenType}`)).toEqual([
-      "A:token_usage:input",
-      "A:token_usage:output",
-      "A:operation_duration:",
-      "B:token_usage:input",
-      "B:token_usage:output",
-      "B:operation_duration:",
-      "A:tool_duration:",
-    ]);
-    expect(tableRows(dir, "SELECT id FROM genai_rows ORDER BY id")).toEqual([
-      { id: 1 },
-      { id: 3 },
-      { id: 7 },
     ]);
   });
 });

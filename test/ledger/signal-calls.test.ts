@@ -9,9 +9,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { LEDGER_FILE } from "../../src/ledger/open.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
-import { scopedLedgers, toolRecordsToQueue } from "../helpers/ledgers.ts";
+import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,
   LEAD_PATH,
@@ -25,9 +24,6 @@ import {
 const ledgers = scopedLedgers("signal-calls");
 const ALL: ReadonlySet<SignalKind> = new Set(["chat", "tool", "turn", "compaction"]);
 const QUIET = 900_000;
-/** The schema version that moved calls onto their tool_calls rows. */
-const CALLS_VERSION = MIGRATIONS.findIndex((m) => m.includes("tool_calls_signal")) + 1;
-
 function all(s: Signals, exporter = "audit"): readonly SignalRow[] {
   return s.batch(s.cursor(exporter, 0), ALL, 100_000).rows;
 }
@@ -115,64 +111,5 @@ describe("a final call's record is its tool_calls row", () => {
     expect(tools).toHaveLength(1);
     expect(tools[0]).toMatchObject({ outcome: "unknown", cancelled: true, endMs: t0 + 1200 });
     expect(s.toolOutcomes.series().map((r) => [r.outcome, r.calls])).toEqual([["unknown", 1]]);
-  });
-});
-
-describe("upgrade from a ledger whose calls are queue rows", () => {
-  /** A history with calls final at read, a late one and a cut-off one; an exporter part-way. */
-  function history(dir: string) {
-    const { l, s } = ledgers.open(dir);
-    const { t0, doc } = leadDoc({ cancelled: true });
-    l.commit(observe(doc, LEAD_PATH, 100));
-    l.commit(
-      observe(messagesDoc(leadDoc().doc.messages, "lead", "other"), "/s/other/other.messages.json", 100),
-    );
-    s.finalizeQuiet(t0 + 100 * QUIET, QUIET);
-    return { l, s };
-  }
-
-  it("moves them keeping every seq: the same records, watermarks and counts, twice", () => {
-    const dir = ledgers.stateDir();
-    let { l, s } = history(dir);
-    const records = all(s);
-    expect(records.filter((r) => r.kind === "tool").length).toBe(6);
-    const part = s.batch(s.cursor("part", 0), ALL, 5);
-    expect(s.commit(part, 1)).toBe("committed");
-    const counts = s.toolOutcomes.series();
-    const durations = s.genaiSeries().filter((r) => r.metric === "tool_duration");
-    for (let run = 0; run < 2; run++) {
-      ledgers.close(l);
-      const db = new Database(join(dir, LEDGER_FILE));
-      // The ledger as the build before CALLS_VERSION left it (the second run: a re-run as is).
-      if (run === 0) toolRecordsToQueue(db);
-      expect(db.prepare("SELECT COUNT(*) AS n FROM signal_queue WHERE kind = 'tool'").get()).toEqual({
-        n: run === 0 ? 6 : 0,
-      });
-      db.pragma(`user_version = ${CALLS_VERSION - 1}`);
-      db.close();
-      ({ l, s } = ledgers.open(dir));
-      expect(raw(dir, "PRAGMA user_version")).toEqual([{ user_version: SCHEMA_VERSION }]);
-      expect(raw(dir, "SELECT seq FROM signal_queue WHERE kind = 'tool'")).toEqual([]);
-      expect(all(s)).toEqual(records);
-      expect(s.cursor("part", 0).watermark).toBe(part.next);
-      expect(s.batch(s.cursor("part", 0), ALL, 100_000).rows).toEqual(records.slice(5));
-      expect(s.toolOutcomes.series()).toEqual(counts);
-      expect(s.genaiSeries().filter((r) => r.metric === "tool_duration")).toEqual(durations);
-    }
-    // New calls continue the one sequence after every moved record, counted once.
-    const t0 = 1_796_018_200_000;
-    const next = messagesDoc(
-      [
-        prompt("u1", t0),
-        assistant("msg_b1", t0 + 100, [["toolu_n", "editor"]]),
-        toolResult("msg_b2", t0 + 400, "toolu_n"),
-      ],
-      "lead",
-      "third",
-    );
-    l.commit(observe(next, "/s/third/third.messages.json", 100));
-    const fresh = all(s, "fresh-reader").filter((r) => r.seq > Math.max(...records.map((x) => x.seq)));
-    expect(fresh.filter((r) => r.kind === "tool").map((r) => r.toolUseId)).toEqual(["toolu_n"]);
-    expect(s.toolOutcomes.series().reduce((a, r) => a + r.calls, 0)).toBe(7);
   });
 });

@@ -10,7 +10,6 @@ import Database from "better-sqlite3";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Ledger } from "../../src/ledger/ledger.ts";
 import { LEDGER_FILE } from "../../src/ledger/open.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
 import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
@@ -34,9 +33,6 @@ beforeEach(() => {
 const ALL: ReadonlySet<SignalKind> = new Set(["chat", "tool", "turn", "compaction"]);
 const QUIET = 900_000;
 const signals = (): Signals => l.signals as Signals;
-/** The schema version that moved requests onto their events rows. */
-const REQUESTS_VERSION = MIGRATIONS.findIndex((m) => m.includes("events_signal")) + 1;
-
 /** Every record after `watermark`, read `limit` at a time; each page's rows and its next watermark. */
 function pages(exporter: string, limit: number): { rows: SignalRow[]; nexts: number[] } {
   const rows: SignalRow[] = [];
@@ -62,24 +58,6 @@ function history(): void {
   );
   l.commit(observe(sub, SUB_PATH, 100));
   signals().finalizeQuiet(t0 + 100 * QUIET, QUIET);
-}
-
-/** The ledger as the build before REQUESTS_VERSION wrote it: requests are chat rows of the queue. */
-function windBack(): void {
-  ledgers.close(l);
-  const db = new Database(join(dir, LEDGER_FILE));
-  db.exec(`
-    CREATE INDEX IF NOT EXISTS signal_queue_chat ON signal_queue (ref_key) WHERE kind = 'chat';
-    INSERT INTO signal_queue (seq, kind, ref_key, ts_ms, end_ms, outcome, cancelled, start_ms, turn_key)
-      SELECT signal_seq, 'chat', dedup_key, ts_ms, ts_ms, NULL, 0, start_ms, turn_key
-      FROM events WHERE signal_seq IS NOT NULL;
-    DROP INDEX events_signal_seq;
-    ALTER TABLE events DROP COLUMN signal_seq;
-    ALTER TABLE events DROP COLUMN turn_key;
-    ALTER TABLE events DROP COLUMN start_ms;`);
-  db.pragma(`user_version = ${REQUESTS_VERSION - 1}`);
-  db.close();
-  l = ledgers.open(dir).l;
 }
 
 describe("requests on their events rows, one seq order with the queue", () => {
@@ -148,43 +126,7 @@ describe("requests on their events rows, one seq order with the queue", () => {
   });
 });
 
-describe("upgrade from a ledger whose requests are queue rows", () => {
-  it("moves them keeping every seq: the same records, the same watermarks, nothing sent twice", () => {
-    history();
-    const before = signals().batch(signals().cursor("audit", 0), ALL, 100_000).rows;
-    // An exporter part-way through the queue, another at its end.
-    const part = signals().batch(signals().cursor("part", 0), ALL, 5);
-    signals().commit(part, 1);
-    pages("end", 1000);
-    windBack();
-    const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
-    expect(db.prepare("SELECT COUNT(*) AS n FROM signal_queue WHERE kind = 'chat'").get()).toEqual({ n: 0 });
-    db.close();
-    expect(signals().batch(signals().cursor("audit", 0), ALL, 100_000).rows).toEqual(before);
-    expect(signals().cursor("part", 0).watermark).toBe(part.next);
-    expect(pages("part", 1000).rows).toEqual(before.slice(5));
-    expect(pages("end", 1000).rows).toEqual([]);
-
-    // Re-run (the tests that wind a ledger back run every later migration again): unchanged.
-    ledgers.close(l);
-    const raw = new Database(join(dir, LEDGER_FILE));
-    raw.pragma(`user_version = ${REQUESTS_VERSION - 1}`);
-    raw.close();
-    l = ledgers.open(dir).l;
-    expect(signals().batch(signals().cursor("audit", 0), ALL, 100_000).rows).toEqual(before);
-
-    // New records continue the one sequence, after every moved one.
-    const next = observe(
-      messagesDoc(leadDoc().doc.messages, "lead", "other"),
-      "/s/other/other.messages.json",
-    );
-    l.commit(next);
-    const fresh = pages("end", 1000).rows;
-    expect(fresh.length).toBeGreaterThan(0);
-    expect(Math.min(...fresh.map((r) => r.seq))).toBeGreaterThan(Math.max(...before.map((r) => r.seq)));
-  });
-
+describe("requests stored before their signals", () => {
   it("a request listed as unqueued (stored before its signals) gets its record once, on its events row", () => {
     const { doc } = leadDoc();
     const stored = observe(doc, LEAD_PATH, 200);

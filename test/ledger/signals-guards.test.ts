@@ -8,12 +8,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import { LEDGER_FILE } from "../../src/ledger/open.ts";
-import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
 import { LEAD_PATH, leadDoc, messagesDoc, observe } from "../helpers/signal-docs.ts";
 
@@ -110,39 +107,6 @@ describe("queued once, by the statement that makes a record new", () => {
     l.commitAll([full]);
     expect(tool("toolu_3")).toEqual([expect.objectContaining({ outcome: "success" })]);
     expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0 });
-  });
-});
-
-describe("upgrade: rows stored before the guards", () => {
-  const guards = MIGRATIONS.findIndex((m) => m.includes("signal_unqueued"));
-
-  it("are queued once by the next reads of their document (open calls finalized later), never twice", () => {
-    const { t0, doc: full } = leadDoc();
-    const stored = observe(full, LEAD_PATH, 200);
-    l.commit({ ...stored, signals: undefined }); // events and calls, no signal rows
-    expect(signals().queued()).toEqual({ chat: 0, tool: 0, turn: 0, compaction: 0 });
-    l.close();
-    const db = new Database(join(dir, LEDGER_FILE));
-    db.pragma(`user_version = ${guards}`); // the migration runs again and lists them
-    db.close();
-    l = Ledger.open(dir);
-    // A read that lacks toolu_3's result and the last response: what it holds is queued, the
-    // call is open now.
-    l.commit(observe(leadDoc({ cancelled: true }).doc, LEAD_PATH, 100));
-    expect(signals().queued()).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0 });
-    restart();
-    l.commit(observe(full, LEAD_PATH, 200));
-    l.commit(observe(full, LEAD_PATH, 201));
-    signals().finalizeQuiet(t0 + 100 * QUIET, QUIET);
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0 });
-    expect(tool("toolu_3")).toEqual([
-      expect.objectContaining({ messageId: "msg_a3", endMs: t0 + 12_500, outcome: "success" }),
-    ]);
-    // Their GenAI observations were made once too: 4 requests, 3 durations.
-    const tokens = signals()
-      .genaiSeries()
-      .filter((r) => r.metric === "token_usage" && r.tokenType === "input");
-    expect(tokens.reduce((a, r) => a + r.count, 0)).toBe(4);
   });
 });
 

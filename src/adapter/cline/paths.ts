@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { type Env, envStr } from "../../config/env.ts";
+import { type Env, envStr } from "../../util/env.ts";
 
 /**
  * Cline's own path chain (verified against cline@3.0.65, docs/cline-format.md §2.1):

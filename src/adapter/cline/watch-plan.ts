@@ -1,4 +1,4 @@
-import type { WatchPlan } from "../../collector/watch.ts";
+import type { WatchPlan } from "../types.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
 import { SESSIONS_DB } from "./index-db.ts";
 import type { ClinePaths, ResolvedPath } from "./paths.ts";

@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import { type Env, envStr } from "../../../config/env.ts";
+import { type Env, envStr } from "../../../util/env.ts";
 import { keyPart } from "../dedup.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
 

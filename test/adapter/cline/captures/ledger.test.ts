@@ -1,17 +1,14 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RequestCapture } from "../../../../src/adapter/types.ts";
-import { LEDGER_FILE, Ledger } from "../../../../src/ledger/ledger.ts";
+import { Ledger } from "../../../../src/ledger/ledger.ts";
 import {
   bucketIndex,
   CAPTURE_PAYLOAD_BOUNDARIES,
   CAPTURE_TOKEN_BOUNDARIES,
-  SCHEMA_VERSION,
 } from "../../../../src/ledger/schema.ts";
-import { ROOT } from "../../../helpers/cli.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -170,36 +167,6 @@ describe("Ledger captures", () => {
     expect(l.getExportState("otlp x")).toMatchObject({ captureWatermark: mid, eventWatermark: 0 });
     l.putExportState({ ...l.getExportState("otlp x"), eventWatermark: 7 });
     expect(l.getExportState("otlp x")).toMatchObject({ captureWatermark: mid, eventWatermark: 7 });
-    l.close();
-  });
-});
-
-describe("schema v2", () => {
-  it("a v1 ledger migrates in place and gains the capture tables", () => {
-    copyFileSync(join(ROOT, "fixtures/ledger/v1/ledger.sqlite"), join(dir, LEDGER_FILE));
-    const l = Ledger.open(dir);
-    const before = l.counts();
-    expect(before.events).toBeGreaterThan(0);
-    commit(l, "/caps/a", [cap("a")]);
-    expect(l.captureRows()).toHaveLength(1);
-    l.close();
-    const db = new Database(join(dir, LEDGER_FILE), { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(2);
-    db.close();
-  });
-
-  it("a read-only view of a ledger without capture tables opens, with no captures", () => {
-    const state = join(dir, "v1");
-    mkdirSync(state);
-    copyFileSync(join(ROOT, "fixtures/ledger/v1/ledger.sqlite"), join(state, LEDGER_FILE));
-    const l = Ledger.open(state, { readOnly: true });
-    expect(l.hasCaptures()).toBe(false);
-    expect(l.captureRows()).toEqual([]);
-    expect(l.captureSeries()).toEqual([]);
-    expect(l.captureDelta(0, 10)).toEqual([]);
-    expect(l.maxCaptureId()).toBe(0);
-    expect(l.counts().events).toBeGreaterThan(0);
     l.close();
   });
 });

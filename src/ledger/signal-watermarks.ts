@@ -1,0 +1,172 @@
+/**
+ * Each signal exporter's watermark over the one numbered order of final records: its cursor, the
+ * next batch after it (the queue's rows, the requests' events rows and the calls' tool_calls rows
+ * merged by seq), and the compare-and-set that moves it when a delivery succeeded.
+ */
+import type Database from "better-sqlite3";
+import type { SignalKind, SignalRow } from "./signal-records.ts";
+
+export interface SignalCursor {
+  readonly exporter: string;
+  /** Highest queue seq delivered. */
+  readonly watermark: number;
+  /** Records whose event time is older than this are skipped, not sent (start from now). */
+  readonly fromMs: number;
+}
+
+export interface SignalBatch {
+  readonly base: SignalCursor;
+  readonly rows: readonly SignalRow[];
+  /** The watermark to commit once `rows` are delivered (past skipped rows too). */
+  readonly next: number;
+  /** Rows of the window left out: other kinds, or older than `fromMs`. */
+  readonly skipped: number;
+}
+
+export class SignalWatermarks {
+  private st: ReturnType<typeof prepareStatements> | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  private statements(): ReturnType<typeof prepareStatements> {
+    this.st ??= prepareStatements(this.db);
+    return this.st;
+  }
+
+  /** The exporter's position; created on first use, skipping history older than `fromMs`. */
+  cursor(exporter: string, fromMs: number): SignalCursor {
+    const st = this.statements();
+    st.createCursor.run({ exporter, fromMs });
+    const r = st.cursor.get({ exporter }) as { watermark: number; fromMs: number };
+    return { exporter, watermark: r.watermark, fromMs: r.fromMs };
+  }
+
+  /** Up to `limit` records after the cursor, the wanted kinds only (the others are skipped). */
+  batch(cursor: SignalCursor, kinds: ReadonlySet<SignalKind>, limit: number): SignalBatch {
+    const raw = this.statements().batch.all({ after: cursor.watermark, limit }) as RawRow[];
+    const rows: SignalRow[] = [];
+    let skipped = 0;
+    let next = cursor.watermark;
+    for (const r of raw) {
+      next = r.seq;
+      if (!kinds.has(r.kind) || r.tsMs < cursor.fromMs) {
+        skipped++;
+        continue;
+      }
+      rows.push(toRow(r));
+    }
+    return { base: cursor, rows, next, skipped };
+  }
+
+  /** Whether any record follows `watermark`. */
+  pending(watermark: number): boolean {
+    return this.statements().after.get({ after: watermark }) !== undefined;
+  }
+
+  /**
+   * Records a delivered batch: compare-and-set on the watermark it was read from, so a late
+   * success of an abandoned export can never move it (nor skip rows).
+   */
+  commit(batch: SignalBatch, nowMs: number): "committed" | "stale" {
+    const info = this.statements().advance.run({
+      exporter: batch.base.exporter,
+      base: batch.base.watermark,
+      next: batch.next,
+      nowMs,
+    });
+    return info.changes === 1 ? "committed" : "stale";
+  }
+
+  /** Records by kind, queued or on events and calls (tests, diagnostics). */
+  queued(): Record<SignalKind, number> {
+    const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0 };
+    for (const r of this.statements().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] += r.n;
+    return out;
+  }
+}
+
+interface RawRow extends Omit<SignalRow, "cancelled" | "usageKnown"> {
+  cancelled: number;
+  usageKnown: number;
+}
+
+function toRow(r: RawRow): SignalRow {
+  return { ...r, cancelled: r.cancelled === 1, usageKnown: r.usageKnown === 1 };
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    createCursor: db.prepare(
+      `INSERT INTO signal_delivery (exporter, watermark, from_ms) VALUES (@exporter, 0, @fromMs)
+       ON CONFLICT (exporter) DO NOTHING`,
+    ),
+    advance: db.prepare(
+      `UPDATE signal_delivery SET watermark = @next, last_success_ms = @nowMs
+       WHERE exporter = @exporter AND watermark = @base`,
+    ),
+    cursor: db.prepare("SELECT watermark, from_ms AS fromMs FROM signal_delivery WHERE exporter = @exporter"),
+    after: db.prepare(
+      `SELECT 1 FROM signal_queue WHERE seq > @after
+       UNION ALL SELECT 1 FROM events WHERE signal_seq > @after
+       UNION ALL SELECT 1 FROM tool_calls WHERE signal_seq > @after LIMIT 1`,
+    ),
+    counts: db.prepare(
+      `SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind
+       UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL
+       UNION ALL SELECT 'tool', COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL`,
+    ),
+    // One row per record, the fields of its kind joined in (COALESCE over the four). The records
+    // are the queue's rows, the requests' events rows and the calls' tool_calls rows, merged by
+    // seq: each side read in seq order up to the limit (its index), so the merge sorts at most
+    // three times the limit.
+    batch: db.prepare(
+      `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
+         q.start_ms AS startMs,
+         q.outcome, q.cancelled,
+         IFNULL(d.root_session_id, COALESCE(e.session_id, c.session_id, tu.session_id, k.root_session_id))
+           AS rootSessionId,
+         COALESCE(e.session_id, c.session_id, tu.session_id, k.session_id) AS sessionId,
+         COALESCE(e.agent, c.agent, tu.agent, k.agent) AS agent,
+         COALESCE(e.project, c.project, tu.project, k.project) AS project,
+         q.turn_key AS turnKey,
+         COALESCE(e.model, c.model, k.model, '') AS model,
+         COALESCE(e.provider, c.provider, k.provider, '') AS provider,
+         CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
+         COALESCE(e.input, c.share_input, 0) AS input,
+         COALESCE(e.output, c.share_output, 0) AS output,
+         COALESCE(e.cache_read, c.share_cache_read, 0) AS cacheRead,
+         COALESCE(e.cache_write, c.share_cache_write, 0) AS cacheWrite,
+         COALESCE(e.tool_calls, c.divisor, 0) AS toolCalls,
+         IFNULL(c.tool_name, '') AS toolName,
+         q.tool_use_id AS toolUseId,
+         CASE q.kind WHEN 'tool' THEN c.usage_key != '' ELSE 1 END AS usageKnown,
+         IFNULL(tu.turn_id, '') AS turnId,
+         IFNULL(k.strategy, '') AS strategy,
+         IFNULL(k.reason, '') AS reason,
+         IFNULL(k.source_message_count, 0) AS sourceMessageCount,
+         k.messages_removed AS messagesRemoved,
+         k.tokens_before AS tokensBefore
+       FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
+                 message_id, tool_use_id
+               FROM signal_queue WHERE seq > @after ORDER BY seq LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT signal_seq, 'chat', dedup_key, ts_ms, ts_ms, start_ms, NULL, 0, turn_key, '', ''
+               FROM events WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT c.signal_seq, 'tool', c.call_key, c.ts_ms, c.end_ms, c.ts_ms, c.outcome,
+                 c.cancelled, COALESCE(c.turn_key, p.turn_key, ''), COALESCE(c.message_id, p.message_id, ''),
+                 c.tool_use_id
+               FROM tool_calls c
+                 -- NULL turn and message id: its paying request's (callRecord), by its UNIQUE key.
+                 LEFT JOIN events p ON c.turn_key IS NULL AND p.dedup_key = c.usage_key
+               WHERE c.signal_seq > @after ORDER BY c.signal_seq LIMIT @limit)
+             ORDER BY 1 LIMIT @limit) q
+         LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
+         LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key
+         LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
+         LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
+         LEFT JOIN signal_documents d ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path)
+       ORDER BY q.seq`,
+    ),
+  };
+}
