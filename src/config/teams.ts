@@ -4,7 +4,7 @@
  * switches, as Claude Code names them). Events and spans always keep every attribute.
  */
 import { userInfo } from "node:os";
-import { boolValue, ConfigError } from "./config.ts";
+import { boolValue, ConfigError } from "./parse.ts";
 import { type Env, envStr } from "./env.ts";
 
 export const USER_ATTRIBUTE = "user.name";

@@ -18,6 +18,7 @@ import { ROOT } from "../helpers/cli.ts";
 const LAYERS: Readonly<Record<string, number>> = Object.freeze({
   scan: 0, // the allow-list scanner
   util: 0, // logger, heap policy, the environment reader
+  vcs: 0, // a workspace's git remote and branch, read-only from its git files (no agent's specifics)
   adapter: 1, // the vocabulary (src/adapter/*.ts) and each agent's adapter (src/adapter/<agent>/)
   config: 2, // flags -> env -> defaults (resolves the agent's paths through its adapter)
   cost: 3,
