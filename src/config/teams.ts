@@ -4,8 +4,8 @@
  * switches, as Claude Code names them). Events and spans always keep every attribute.
  */
 import { userInfo } from "node:os";
-import { boolValue, ConfigError } from "./parse.ts";
 import { type Env, envStr } from "./env.ts";
+import { boolValue, ConfigError } from "./parse.ts";
 
 export const USER_ATTRIBUTE = "user.name";
 
