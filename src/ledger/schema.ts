@@ -853,6 +853,28 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX tool_calls_ts ON tool_calls (ts_ms);
   CREATE INDEX tool_calls_signal_seq ON tool_calls (signal_seq) WHERE signal_seq IS NOT NULL;
   `,
+  // ---------------------------------------------------------------------------------------------
+  // v17 (issue 21, export): what a backend acknowledged of a cumulative export read in pages, so a
+  // cut, a timeout, SIGTERM or kill -9 keeps it and the next export resumes after it
+  // (src/ledger/export-backfill.ts, docs/design-export.md "A backfill, page by page").
+  `
+  CREATE TABLE IF NOT EXISTS export_backfill (
+    exporter             TEXT PRIMARY KEY,
+    options              TEXT NOT NULL,
+    started_ms           INTEGER NOT NULL,
+    event_watermark      INTEGER NOT NULL,
+    call_watermark       INTEGER NOT NULL,
+    capture_watermark    INTEGER NOT NULL,
+    compaction_watermark INTEGER NOT NULL,
+    final_call_watermark INTEGER NOT NULL,
+    window_start_ns      TEXT NOT NULL,
+    phase                TEXT NOT NULL CHECK (phase IN ('usage', 'tool', 'outcome', 'genai', 'done')),
+    after_id             INTEGER NOT NULL,
+    delivered            INTEGER NOT NULL,
+    total                INTEGER NOT NULL
+  ) STRICT;
+  `,
+  // ---------------------------------------------------------------------------------------------
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
