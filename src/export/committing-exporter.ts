@@ -151,9 +151,13 @@ export class CommittingExporter implements PushMetricExporter {
     metrics: ResourceMetrics,
     pending: readonly PendingDelivery[],
   ): Promise<ExportResult> {
-    const paged = pending.find((p) => p.pages !== undefined)?.pages;
+    const carrier = pending.find((p) => p.pages !== undefined);
+    const paged = carrier?.pages;
+    // A first export to this destination, or one continuing a cut one: the history, logged.
+    const history = carrier !== undefined && (carrier.base.lastSuccessMs === 0 || paged?.resumed === true);
     const started = this.now();
     let logged = started;
+    let announced = false;
     const stopped = (): ExportResult | undefined => {
       if (this.now() < this.stopAtMs && !this.sealed && this.opts.ledger.isOpen) return undefined;
       return { code: ExportResultCode.FAILED, error: new Error(stopReason(paged?.count())) };
@@ -173,6 +177,10 @@ export class CommittingExporter implements PushMetricExporter {
         const page = paged.next();
         const count = paged.count();
         this.opts.onProgress?.(this.opts.target, count, started);
+        if (history && !announced && page !== undefined) {
+          announced = true;
+          this.opts.logger.info(historyLine(this.opts.target, count, paged.resumed));
+        }
         if (this.now() - logged >= PROGRESS_LOG_MS) {
           logged = this.now();
           this.opts.logger.info(progressLine(this.opts.target, count, started, logged, page === undefined));
@@ -188,7 +196,7 @@ export class CommittingExporter implements PushMetricExporter {
       // A page could not be read or recorded (the ledger): what was recorded stays delivered.
       return { code: ExportResultCode.FAILED, error: e instanceof Error ? e : new Error(String(e)) };
     }
-    if (logged !== started)
+    if (announced || logged !== started)
       this.opts.logger.info(progressLine(this.opts.target, paged.count(), started, this.now(), true));
     return { code: ExportResultCode.SUCCESS };
   }
@@ -259,6 +267,15 @@ function withProgress(result: ExportResult, c: BackfillCount | undefined): Expor
 export function countText(c: BackfillCount): string {
   const of = c.total === undefined ? "" : ` of ${c.total.toLocaleString("en-US")}`;
   return `${c.delivered.toLocaleString("en-US")}${of} series delivered, the next export continues after them`;
+}
+
+/** The start of a first (or resumed) export that takes more than one page. */
+function historyLine(target: string, c: BackfillCount, resumed: boolean): string {
+  const total = c.total === undefined ? "" : `${c.total.toLocaleString("en-US")} series, `;
+  const from = resumed
+    ? `, continuing after the ${c.delivered.toLocaleString("en-US")} already acknowledged`
+    : "";
+  return `sending the history to ${target} in pages (${total}one request each${from}); each acknowledged page is kept`;
 }
 
 /** One log line on a long export in pages: how far, how fast. */
