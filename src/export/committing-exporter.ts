@@ -59,6 +59,7 @@ export class CommittingExporter implements PushMetricExporter {
   private sealed = false;
   /** No request starts at or after this time (a stop: SIGTERM, the end of `run --once`). */
   private stopAtMs = Number.POSITIVE_INFINITY;
+  private lateGrace = 1;
   private readonly now: () => number;
   // Present only when the inner exporter has them, as the reader falls back to its defaults otherwise.
   readonly selectAggregationTemporality?: (instrumentType: InstrumentType) => AggregationTemporality;
@@ -158,13 +159,23 @@ export class CommittingExporter implements PushMetricExporter {
     const started = this.now();
     let logged = started;
     let announced = false;
+    let sent = 0;
     const stopped = (): ExportResult | undefined => {
-      if (this.now() < this.stopAtMs && !this.sealed && this.opts.ledger.isOpen) return undefined;
+      if (this.sealed || !this.opts.ledger.isOpen)
+        return { code: ExportResultCode.FAILED, error: new Error(stopReason(paged?.count())) };
+      if (this.now() < this.stopAtMs) return undefined;
+      // One export's first request may still leave after the deadline (bounded by its own
+      // timeout): a stop during a long collection still gets a final export.
+      if (sent === 0 && this.lateGrace > 0) {
+        this.lateGrace--;
+        return undefined;
+      }
       return { code: ExportResultCode.FAILED, error: new Error(stopReason(paged?.count())) };
     };
     for (const r of requests) {
       const stop = stopped();
       if (stop) return stop;
+      sent++;
       const result = await this.send(r);
       if (result.code !== ExportResultCode.SUCCESS) return withProgress(result, paged?.count());
     }
@@ -186,6 +197,7 @@ export class CommittingExporter implements PushMetricExporter {
           this.opts.logger.info(progressLine(this.opts.target, count, started, logged, page === undefined));
         }
         if (page === undefined) break;
+        sent++;
         const result = await this.send({
           resource: metrics.resource,
           scopeMetrics: [{ scope: paged.scope, metrics: page }],
