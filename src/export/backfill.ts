@@ -29,20 +29,6 @@ export function resumePoint(ledger: Ledger, exporter: string, options: string): 
   return saved !== undefined && saved.options === options && saved.phase !== "done" ? saved : undefined;
 }
 
-/** The export state a pass commits once complete: the one read by the collection that began it. */
-export function stateOf(p: BackfillProgress): ExportState {
-  return {
-    exporter: p.exporter,
-    eventWatermark: p.eventWatermark,
-    callWatermark: p.callWatermark,
-    captureWatermark: p.captureWatermark,
-    compactionWatermark: p.compactionWatermark,
-    finalCallWatermark: p.finalCallWatermark,
-    windowStartNs: p.windowStartNs,
-    lastSuccessMs: p.startedMs,
-  };
-}
-
 export interface PagedExportPlan {
   readonly options: string;
   /** What the pass commits once complete (`lastSuccessMs`: the time the pass began). */
@@ -98,17 +84,10 @@ export class PagedExport {
 
   private record(at: PageCursor): void {
     this.total ??= this.ledger.liveSeriesCount(this.plan.filter);
-    const n = this.plan.next;
     this.ledger.backfills?.put({
-      exporter: n.exporter,
+      exporter: this.plan.next.exporter,
       options: this.plan.options,
-      startedMs: n.lastSuccessMs,
-      eventWatermark: n.eventWatermark,
-      callWatermark: n.callWatermark,
-      captureWatermark: n.captureWatermark,
-      compactionWatermark: n.compactionWatermark ?? 0,
-      finalCallWatermark: n.finalCallWatermark ?? 0,
-      windowStartNs: n.windowStartNs,
+      state: this.plan.next,
       phase: at.phase,
       afterId: at.afterId,
       delivered: (this.plan.resumed?.delivered ?? 0) + this.deliveredHere,

@@ -20,7 +20,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger, LiveFilter } from "../ledger/ledger.ts";
-import { backfillOptions, PagedExport, resumePoint, stateOf } from "./backfill.ts";
+import { backfillOptions, PagedExport, resumePoint } from "./backfill.ts";
 import {
   type CaptureSeriesPoint,
   capturePointsToMetricData,
@@ -286,7 +286,7 @@ export class LedgerMetricProducer implements MetricProducer {
           if (resumed !== undefined) {
             // Nothing after the acknowledged position: the pass is complete, then a whole collection.
             ledger.transaction(() => {
-              commitDelivery(ledger, { base, next: stateOf(resumed) }, "cumulative");
+              commitDelivery(ledger, { base, next: resumed.state }, "cumulative");
               ledger.backfills?.drop(opts.exporter);
             });
             return this.read();
@@ -365,7 +365,7 @@ export class LedgerMetricProducer implements MetricProducer {
       lastSuccessMs: nowMs,
     };
     // A resumed pass commits what the collection that began it read.
-    const next = paging?.resumed !== undefined ? stateOf(paging.resumed) : fresh;
+    const next = paging?.resumed?.state ?? fresh;
     this.tracker.register(
       scope,
       pages && paging

@@ -23,6 +23,15 @@ function history(sessionsDir: string, tag: string): SessionSpec[] {
   return sessions;
 }
 
+/** A work dir with the history written, and a receiver answering each request after `delayMs`. */
+async function slowSetup(prefix: string, tag: string, delayMs: number) {
+  const { work, sessionsDir } = scratch.withSessions(prefix);
+  const sessions = history(sessionsDir, tag);
+  const rx = scratch.receiver(await startReceiver());
+  rx.setDelay(delayMs);
+  return { work, sessionsDir, sessions, rx };
+}
+
 const accepted = (rx: Receiver) => rx.requests.filter((r) => r.status === 200).length;
 
 async function until(what: string, f: () => boolean, ms = 30_000): Promise<void> {
@@ -35,10 +44,7 @@ async function until(what: string, f: () => boolean, ms = 30_000): Promise<void>
 
 describe("a backend slower than the export timeout", () => {
   it("run --once delivers the whole history in one run, exit 0, never into a closed ledger", async () => {
-    const { work, sessionsDir } = scratch.withSessions("e2e-slow-");
-    const sessions = history(sessionsDir, "slow");
-    const rx = scratch.receiver(await startReceiver());
-    rx.setDelay(300);
+    const { work, sessionsDir, sessions, rx } = await slowSetup("e2e-slow-", "slow", 300);
     // The whole export (several requests of 300 ms) is longer than the SDK's export timeout.
     const env = otlpEnv(rx.url, { OTEL_METRIC_EXPORT_TIMEOUT: "500" });
     const r = await runCliAsync(onceArgs(work, sessionsDir), env);
@@ -82,10 +88,7 @@ describe("a backend slower than the export timeout", () => {
   }, 90_000);
 
   it("SIGTERM during run --once: the export stops after its current request, exit 1 saying how far it got", async () => {
-    const { work, sessionsDir } = scratch.withSessions("e2e-slow-term-");
-    const sessions = history(sessionsDir, "sltm");
-    const rx = scratch.receiver(await startReceiver());
-    rx.setDelay(400);
+    const { work, sessionsDir, sessions, rx } = await slowSetup("e2e-slow-term-", "sltm", 400);
     const env = otlpEnv(rx.url, { OTEL_METRIC_EXPORT_TIMEOUT: "200" });
     const d = startDaemon(onceArgs(work, sessionsDir), env);
     await until("an acknowledged request", () => accepted(rx) >= 1);
@@ -101,10 +104,7 @@ describe("a backend slower than the export timeout", () => {
   }, 60_000);
 
   it("the daemon logs its export in pages and its final export at SIGTERM says whether it was delivered", async () => {
-    const { work, sessionsDir } = scratch.withSessions("e2e-slow-daemon-");
-    history(sessionsDir, "sldm");
-    const rx = scratch.receiver(await startReceiver());
-    rx.setDelay(200);
+    const { work, sessionsDir, rx } = await slowSetup("e2e-slow-daemon-", "sldm", 200);
     const d = startDaemon(
       ["run", ...dirArgs(work, sessionsDir), "--poll-interval", "60"],
       otlpEnv(rx.url, { OTEL_METRIC_EXPORT_INTERVAL: "3000", CLINE_OTEL_LOG_LEVEL: "info" }),
