@@ -23,10 +23,18 @@ export function backfillOptions(t: TranslateOptions): string {
   return JSON.stringify({ project: t.project, includeSessionId: t.includeSessionId });
 }
 
-/** A pass this exporter left unfinished under the same options, to resume after its position. */
-export function resumePoint(ledger: Ledger, exporter: string, options: string): BackfillProgress | undefined {
-  const saved = ledger.backfills?.get(exporter);
-  return saved !== undefined && saved.options === options && saved.phase !== "done" ? saved : undefined;
+/**
+ * A pass this exporter left unfinished under the same options, to resume after its position;
+ * not one that a later delivery overtook (a delta export in between moved `lastSuccessMs`).
+ */
+export function resumePoint(
+  ledger: Ledger,
+  base: ExportState,
+  options: string,
+): BackfillProgress | undefined {
+  const saved = ledger.backfills?.get(base.exporter);
+  if (saved === undefined || saved.options !== options || saved.phase === "done") return undefined;
+  return saved.state.lastSuccessMs >= base.lastSuccessMs ? saved : undefined;
 }
 
 export interface PagedExportPlan {

@@ -267,7 +267,7 @@ export class LedgerMetricProducer implements MetricProducer {
         // Usage, tool and GenAI series in pages (the TTL is exact in SQL here); the first one now.
         // A pass a backend acknowledged in part continues after what it acknowledged (backfill.ts).
         const options = backfillOptions(opts.translate);
-        const resumed = resumePoint(ledger, opts.exporter, options);
+        const resumed = resumePoint(ledger, base, options);
         pages = new CumulativePages(
           ledger,
           {

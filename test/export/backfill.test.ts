@@ -197,6 +197,29 @@ describe("cumulative: after the backfill", () => {
   });
 });
 
+describe("cumulative: a pass overtaken by a later delivery", () => {
+  it("is not resumed once the export state moved past the time it began: it starts over", async () => {
+    const whole = await requestsOfWholeExport("cumulative");
+    t = tempLedger();
+    rx = await startReceiver((i) => (i >= 2 ? CUT : 200));
+    fillLedger(t.ledger, { sessions: SESSIONS });
+    const p = await metricsPipeline("cumulative");
+    expect((await p.flush()).ok).toBe(false);
+    const key = otlpExporterKey(rx.url);
+    const saved = t.ledger.backfills?.get(key);
+    if (saved === undefined) throw new Error("no progress recorded");
+    // A delta export in between (a temporality switch) delivered up to a later time.
+    t.ledger.putExportState({
+      ...t.ledger.getExportState(key),
+      lastSuccessMs: saved.state.lastSuccessMs + 1,
+    });
+    rx.setStatus(() => 200);
+    const before = rx.requests.length;
+    expect(await p.flush()).toEqual({ ok: true });
+    expect(rx.requests.length - before).toBe(whole);
+  });
+});
+
 describe("stopping and closing under a slow backend", () => {
   it("a stop ends an export in pages after its current request; what was acknowledged is kept, nothing touches the closed ledger", async () => {
     t = tempLedger();
