@@ -7,7 +7,8 @@
  * Exactly once is unchanged: the export state committed after the last page is the one computed
  * when the collection started (`lastSuccessMs` = that read's time). A series changed between
  * two page reads is sent with its newer total (harmless for a cumulative point), and, changed
- * after that time, is live again at the next export. Paging needs every exported series to be
+ * after that time, is live again at the next export. A pass cut after some acknowledged pages
+ * resumes after the last of them (`from`, src/export/backfill.ts). Paging needs every exported series to be
  * one ledger row (`seriesAreRows`): series that collapse (session id off) would be split across
  * pages as partial sums.
  */
