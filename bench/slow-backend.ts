@@ -38,6 +38,8 @@ export interface SlowRun {
 export interface SlowBackendResult {
   readonly throttle: string;
   readonly sessions: number;
+  /** Every run stopped this long after its start (absent: runs end on their own). */
+  readonly stopAfterMs?: number;
   /** Runs until the history was delivered (the last one delivered), or MAX_RUNS undelivered. */
   readonly runs: readonly SlowRun[];
   readonly delivered: boolean;
@@ -54,7 +56,15 @@ function describeThrottle(t: Throttle): string {
   return "perRequestMs" in t ? `${1000 / t.perRequestMs} request/s` : `${t.bytesPerSecond / 1024} KB/s`;
 }
 
-export async function measureSlowBackend(sessions: number, throttle: Throttle): Promise<SlowBackendResult> {
+/**
+ * `stopAfterMs`: every run is stopped that long after its start (SIGTERM: `stopWithin(0)`), as a
+ * cron timeout or a restart would; runs then repeat until delivered (at most `maxRuns`).
+ */
+export async function measureSlowBackend(
+  sessions: number,
+  throttle: Throttle,
+  opts: { stopAfterMs?: number; maxRuns?: number } = {},
+): Promise<SlowBackendResult> {
   const dir = mkdtempSync(join(tmpdir(), "bench-slow-"));
   const rx = await throttledReceiver(throttle);
   const errors: string[] = [];
@@ -82,7 +92,12 @@ export async function measureSlowBackend(sessions: number, throttle: Throttle): 
           priceOf,
           serviceVersion: "bench",
         });
+        const stop =
+          opts.stopAfterMs === undefined
+            ? undefined
+            : setTimeout(() => pipeline.stopWithin(0), opts.stopAfterMs);
         const outcome = await pipeline.shutdown();
+        clearTimeout(stop);
         const after = rx.counts();
         return {
           ok: outcome.ok,
@@ -96,7 +111,7 @@ export async function measureSlowBackend(sessions: number, throttle: Throttle): 
       }
     };
     const runs: SlowRun[] = [];
-    while (runs.length < MAX_RUNS) {
+    while (runs.length < (opts.maxRuns ?? MAX_RUNS)) {
       const r = await once();
       runs.push(r);
       if (r.ok) break;
@@ -108,6 +123,7 @@ export async function measureSlowBackend(sessions: number, throttle: Throttle): 
     return {
       throttle: describeThrottle(throttle),
       sessions,
+      ...(opts.stopAfterMs === undefined ? {} : { stopAfterMs: opts.stopAfterMs }),
       runs,
       delivered,
       timeToDeliverMs: runs.reduce((x, r) => x + r.ms, 0),
@@ -130,7 +146,7 @@ export function formatSlowBackend(results: readonly SlowBackendResult[]): string
   const lines: string[] = [];
   for (const r of results) {
     lines.push(
-      `${r.sessions} sessions, backend at ${r.throttle}: ${
+      `${r.sessions} sessions, backend at ${r.throttle}${r.stopAfterMs === undefined ? "" : `, every run stopped after ${r.stopAfterMs / 1000} s`}: ${
         r.delivered
           ? `delivered in ${r.runs.length} run(s), ${(r.timeToDeliverMs / 1000).toFixed(0)} s, ${mb(r.bytesToDeliver)} MiB`
           : `NOT delivered after ${r.runs.length} runs (${(r.timeToDeliverMs / 1000).toFixed(0)} s, ${mb(r.bytesToDeliver)} MiB sent)`
@@ -157,6 +173,11 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   for (const t of THROTTLES) {
     if (only !== undefined && !describeThrottle(t).includes(only)) continue;
     results.push(await measureSlowBackend(sessions, t));
+  }
+  const stopAfter = process.env.BENCH_STOP_AFTER_MS;
+  if (stopAfter !== undefined) {
+    const t = THROTTLES[0] as Throttle;
+    results.push(await measureSlowBackend(sessions, t, { stopAfterMs: Number(stopAfter), maxRuns: 100 }));
   }
   console.log(formatSlowBackend(results));
   console.log(JSON.stringify(results));
