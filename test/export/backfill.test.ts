@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Temporality } from "../../src/config/config.ts";
 import { ExportPipeline, otlpExporterKey } from "../../src/export/pipeline.ts";
 import { SignalPipeline } from "../../src/export/signals/pipeline.ts";
+import type { BackfillProgress, Ledger } from "../../src/ledger/ledger.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { exportTestConfig, signalsTestConfig, testResource } from "./helpers/config.ts";
 import { expectClose, expectedTotals, priceOf } from "./helpers/expected.ts";
@@ -176,48 +177,40 @@ describe("cumulative: after the backfill", () => {
     // Only cline-otel's own health counters (an SDK counter is always exported) may follow.
     expect(rx.points.filter((x) => x.request >= delivered && x.metric.startsWith("cline."))).toEqual([]);
   });
-
-  it("a pass begun under other translate options is not resumed: it starts over", async () => {
-    const whole = await requestsOfWholeExport("cumulative");
-    t = tempLedger();
-    rx = await startReceiver((i) => (i >= 2 ? CUT : 200));
-    fillLedger(t.ledger, { sessions: SESSIONS });
-    const p = await metricsPipeline("cumulative");
-    expect((await p.flush()).ok).toBe(false);
-    const key = otlpExporterKey(rx.url);
-    const saved = t.ledger.backfills?.get(key);
-    expect(saved).toBeDefined();
-    t.ledger.backfills?.put({ ...(saved as NonNullable<typeof saved>), options: '{"project":"hash"}' });
-    rx.setStatus(() => 200);
-    const before = rx.requests.length;
-    expect(await p.flush()).toEqual({ ok: true });
-    // Every page again, from the first: more than what was left after the acknowledged two.
-    expect(rx.requests.length - before).toBe(whole);
-    expectBackendHoldsLedger("cumulative");
-  });
 });
 
-describe("cumulative: a pass overtaken by a later delivery", () => {
-  it("is not resumed once the export state moved past the time it began: it starts over", async () => {
-    const whole = await requestsOfWholeExport("cumulative");
-    t = tempLedger();
-    rx = await startReceiver((i) => (i >= 2 ? CUT : 200));
-    fillLedger(t.ledger, { sessions: SESSIONS });
-    const p = await metricsPipeline("cumulative");
-    expect((await p.flush()).ok).toBe(false);
-    const key = otlpExporterKey(rx.url);
-    const saved = t.ledger.backfills?.get(key);
-    if (saved === undefined) throw new Error("no progress recorded");
-    // A delta export in between (a temporality switch) delivered up to a later time.
-    t.ledger.putExportState({
-      ...t.ledger.getExportState(key),
-      lastSuccessMs: saved.state.lastSuccessMs + 1,
+describe("cumulative: a pass that is not resumed starts over", () => {
+  const cases: [string, (l: Ledger, key: string, saved: BackfillProgress) => void][] = [
+    [
+      "begun under other translate options",
+      (l, _key, saved) => l.backfills?.put({ ...saved, options: '{"project":"hash"}' }),
+    ],
+    [
+      // A delta export in between (a temporality switch) delivered up to a later time.
+      "overtaken by a later delivery (the export state moved past the time it began)",
+      (l, key, saved) =>
+        l.putExportState({ ...l.getExportState(key), lastSuccessMs: saved.state.lastSuccessMs + 1 }),
+    ],
+  ];
+  for (const [what, change] of cases) {
+    it(`${what}: every page again, from the first`, async () => {
+      const whole = await requestsOfWholeExport("cumulative");
+      t = tempLedger();
+      rx = await startReceiver((i) => (i >= 2 ? CUT : 200));
+      fillLedger(t.ledger, { sessions: SESSIONS });
+      const p = await metricsPipeline("cumulative");
+      expect((await p.flush()).ok).toBe(false);
+      const key = otlpExporterKey(rx.url);
+      const saved = t.ledger.backfills?.get(key);
+      if (saved === undefined) throw new Error("no progress recorded");
+      change(t.ledger, key, saved);
+      rx.setStatus(() => 200);
+      const before = rx.requests.length;
+      expect(await p.flush()).toEqual({ ok: true });
+      expect(rx.requests.length - before).toBe(whole);
+      expectBackendHoldsLedger("cumulative");
     });
-    rx.setStatus(() => 200);
-    const before = rx.requests.length;
-    expect(await p.flush()).toEqual({ ok: true });
-    expect(rx.requests.length - before).toBe(whole);
-  });
+  }
 });
 
 describe("stopping and closing under a slow backend", () => {
