@@ -10,6 +10,7 @@
  *   pickup    4. daemon (`cline-otel run`) pick-up latency of a rewritten document
  *   export    5. export at 1,000 and 10,000 sessions (bench/export.ts)
  *   huge      6. peak RSS collecting one 1 GB document
+ *   slow      7. a first export of a long history to a backend at 1 request/s and at 256 KB/s
  * Self-contained: corpora are generated under one temp dir and deleted, whatever happens.
  * Prints ONE table of medians and of ratios measured in the same run (absolute times on a
  * shared machine mean little), and writes it all as JSON to .bench-out/.
@@ -24,6 +25,7 @@ import { exportCase } from "./cases/export.ts";
 import { idleCase } from "./cases/idle.ts";
 import { pickupCase } from "./cases/pickup.ts";
 import { scanCase } from "./cases/scan.ts";
+import { slowCase } from "./cases/slow.ts";
 import { startupCase } from "./cases/startup.ts";
 import { type Corpus, writeCorpus } from "./lib/corpus.ts";
 import { type CaseName, parseCommandLine, type Sizes } from "./lib/options.ts";
@@ -146,6 +148,8 @@ async function runCase(
       return pickupCase(history(), tmp, sizes.pickupReps);
     case "export":
       return exportCase(sizes.exportSessions);
+    case "slow":
+      return slowCase(sizes.slowSessions);
     case "huge":
       return hugeCase({ tmp, bytes: sizes.hugeBytes, reps: sizes.hugeReps });
   }

@@ -2,7 +2,17 @@
 import { parseArgs } from "node:util";
 import { MiB } from "./stats.ts";
 
-export const CASES = ["startup", "cli", "scan", "backfill", "idle", "pickup", "export", "huge"] as const;
+export const CASES = [
+  "startup",
+  "cli",
+  "scan",
+  "backfill",
+  "idle",
+  "pickup",
+  "export",
+  "huge",
+  "slow",
+] as const;
 export type CaseName = (typeof CASES)[number];
 
 export interface Sizes {
@@ -25,6 +35,8 @@ export interface Sizes {
   readonly cliLargeBytes: number;
   readonly cliReps: number;
   readonly daemonSeconds: number;
+  /** The slow case: sessions exported to the throttled backends. */
+  readonly slowSessions: number;
 }
 
 export const FULL: Sizes = {
@@ -46,6 +58,7 @@ export const FULL: Sizes = {
   cliLargeBytes: 233 * MiB,
   cliReps: 3,
   daemonSeconds: 60,
+  slowSessions: 10_000,
 };
 
 /** A smoke run of every case in about a minute (numbers indicative only). */
@@ -68,6 +81,7 @@ export const QUICK: Sizes = {
   cliLargeBytes: 24 * MiB,
   cliReps: 2,
   daemonSeconds: 15,
+  slowSessions: 500,
 };
 
 /** Parses the command line; unknown case names are an error. */

@@ -1,25 +1,29 @@
 /**
- * A progress bar for long first collections: only on a TTY, never on a pipe, and
+ * A progress bar for long first collections and exports: only on a TTY, never on a pipe, and
  * only redrawn a few times a second.
  */
 export function createProgress(
   stream: NodeJS.WriteStream,
   label: string,
   minTotal = 20,
-): { update(done: number, total: number): void; finish(): void } {
+  opts: { unit?: string; now?: () => number } = {},
+): { update(done: number, total: number, rate?: number): void; finish(): void } {
   const enabled = stream.isTTY === true;
+  const unit = opts.unit ?? "documents";
+  const now = opts.now ?? Date.now;
   let last = 0;
   let drawn = false;
   return {
-    update(done, total) {
+    update(done, total, rate) {
       if (!enabled || total < minTotal) return;
-      const now = Date.now();
-      if (done !== total && now - last < 100) return;
-      last = now;
+      const t = now();
+      if (done !== total && t - last < 100) return;
+      last = t;
       const width = 30;
-      const filled = Math.round((done / total) * width);
+      const filled = Math.round((Math.min(done, total) / total) * width);
+      const speed = rate === undefined ? "" : `, ${Math.round(rate)} ${unit}/s`;
       stream.write(
-        `\r${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} documents`,
+        `\r${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${unit}${speed}`,
       );
       drawn = true;
     },

@@ -69,17 +69,26 @@ export function runCommand(): Command {
     const ledger = Ledger.open(config.stateDir.path, ledgerOpenOptions(config, opts));
     // Once everything is flushed and closed, a lingering handle must not keep the process alive.
     const graceExit = () => setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+    const exporting = createProgress(process.stderr, "exporting", 20, { unit: "series" });
     try {
       const pipeline = await ExportPipeline.start(config.export, ledger, {
         logger,
         priceOf,
         serviceVersion: packageVersion(),
+        // A long first export in pages: series delivered of the pass's total, and the rate.
+        onProgress: (_target, p, startedMs) => {
+          if (p.total === undefined) return;
+          const s = (Date.now() - startedMs) / 1000;
+          exporting.update(p.delivered, p.total, s > 0 ? p.delivered / s : undefined);
+        },
       }).catch((e: unknown) => {
         throw e instanceof EndpointError ? new ReportedError(e.message) : e;
       });
       if (opts.once) await runOnce(config, ledger, pipeline, logger);
       else await runDaemon(config, ledger, pipeline, logger);
     } finally {
+      exporting.finish();
+      // Shutdown waited for every export (bounded by the stop deadline): none can use it now.
       ledger.close();
       graceExit();
     }
@@ -103,7 +112,11 @@ async function runOnce(
     onPass: (r) => pipeline.recordPass(r),
   });
   const signals = onStopSignal(() => {
-    logger.info("stopping after the current document; the final export still runs");
+    const s = config.export.timeoutMs / 1000;
+    logger.info(
+      `stopping after the current document; the final export still runs (no new request after ${s}s; what was delivered is kept)`,
+    );
+    pipeline.stopWithin(config.export.timeoutMs);
     void loop.stop();
   });
   try {
@@ -141,7 +154,11 @@ async function runDaemon(
   let signals: { dispose(): void } | undefined;
   const stopped = new Promise<void>((resolve) => {
     signals = onStopSignal((sig) => {
-      logger.info(`${sig}: finishing the current document, then a final export`);
+      logger.info(
+        `${sig}: finishing the current document, then a final export (no new request after ${config.export.timeoutMs / 1000}s)`,
+      );
+      // Bounded: an export in pages stops after its current request, keeping what was delivered.
+      pipeline.stopWithin(config.export.timeoutMs);
       resolve();
     });
   });
@@ -150,7 +167,8 @@ async function runDaemon(
     await stopped;
     await loop.stop();
     const outcome = await pipeline.shutdown();
-    if (!outcome.ok) logger.warn(undelivered(outcome));
+    if (!outcome.ok) logger.warn(`final export: ${undelivered(outcome)}`);
+    else if (destinations.length > 0) logger.info(`final export delivered to ${destinations.join(", ")}`);
   } finally {
     signals?.dispose();
   }

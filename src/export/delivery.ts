@@ -7,6 +7,7 @@
 import type { MetricData, ResourceMetrics, ScopeMetrics } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, Ledger } from "../ledger/ledger.ts";
+import type { PagedExport } from "./backfill.ts";
 
 export interface PendingDelivery {
   /** What the ledger said was delivered when the collection started (compare-and-set base). */
@@ -15,9 +16,10 @@ export interface PendingDelivery {
   readonly next: ExportState;
   /**
    * Cumulative collections read in pages (src/export/pages.ts): the rest of the batch, read
-   * and sent one request at a time after the collected part; `next` commits only after all.
+   * and sent one request at a time after the collected part, each acknowledged page recorded
+   * (src/export/backfill.ts); `next` commits only after all.
    */
-  readonly pages?: { readonly scope: ScopeMetrics["scope"]; next(): MetricData[] | undefined };
+  readonly pages?: PagedExport;
 }
 
 /**

@@ -7,13 +7,14 @@
  * Exactly once is unchanged: the export state committed after the last page is the one computed
  * when the collection started (`lastSuccessMs` = that read's time). A series changed between
  * two page reads is sent with its newer total (harmless for a cumulative point), and, changed
- * after that time, is live again at the next export. Paging needs every exported series to be
+ * after that time, is live again at the next export. A pass cut after some acknowledged pages
+ * resumes after the last of them (`from`, src/export/backfill.ts). Paging needs every exported series to be
  * one ledger row (`seriesAreRows`): series that collapse (session id off) would be split across
  * pages as partial sums.
  */
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
-import type { Ledger, LiveFilter } from "../ledger/ledger.ts";
+import type { BackfillPhase, Ledger, LiveFilter } from "../ledger/ledger.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
@@ -33,11 +34,9 @@ export interface PageOptions {
   readonly maxPoints: number;
 }
 
-type Phase = "usage" | "tool" | "outcome" | "genai" | "done";
-
 /** Where the next page starts: the phase and the last id read in it. */
-interface Cursor {
-  phase: Phase;
+export interface PageCursor {
+  phase: BackfillPhase;
   afterId: number;
 }
 
@@ -46,14 +45,28 @@ interface Cursor {
  * `maxPoints` points), or returns undefined once every live series was read.
  */
 export class CumulativePages {
-  private readonly cursor: Cursor = { phase: "usage", afterId: 0 };
+  private readonly cursor: PageCursor;
+  private seriesRead = 0;
 
+  /** `from`: resume after a position a backend acknowledged (src/ledger/export-backfill.ts). */
   constructor(
     private readonly ledger: Ledger,
     private readonly opts: PageOptions,
+    from: PageCursor = { phase: "usage", afterId: 0 },
   ) {
+    this.cursor = { ...from };
     if (!Number.isInteger(opts.maxPoints) || opts.maxPoints < POINTS_PER_ROW)
       throw new Error(`points per page must be an integer >= ${POINTS_PER_ROW}: ${opts.maxPoints}`);
+  }
+
+  /** The position after the last page returned: a backend that acknowledged it has all before it. */
+  position(): PageCursor {
+    return { ...this.cursor };
+  }
+
+  /** Usage and tool series returned so far (progress; the other phases are few). */
+  get series(): number {
+    return this.seriesRead;
   }
 
   next(): MetricData[] | undefined {
@@ -82,6 +95,7 @@ export class CumulativePages {
         else (tools as unknown[]).push(r);
       }
       room -= n * POINTS_PER_ROW;
+      this.seriesRead += n;
       if (n < limit) {
         c.phase = phase === "usage" ? "tool" : "outcome";
         c.afterId = 0;

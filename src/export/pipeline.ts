@@ -11,18 +11,19 @@ import {
   ConsoleMetricExporter,
   type IMetricReader,
   MeterProvider,
-  PeriodicExportingMetricReader,
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import type { PassResult } from "../collector/pass.ts";
 import type { ExportConfig, OtlpProtocol, Temporality } from "../config/config.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
+import type { BackfillCount } from "./backfill.ts";
 import { CommittingExporter } from "./committing-exporter.ts";
 import { commitScrape, DeliveryTracker, undeliveredBacklog } from "./delivery.ts";
 import { createOtlpMetricExporter } from "./otlp-exporters.ts";
 import { LedgerMetricProducer } from "./producer.ts";
 import { PrometheusEndpoint } from "./prometheus.ts";
+import { PushReader } from "./push-reader.ts";
 import { buildResource } from "./resource.ts";
 import { SignalPipeline } from "./signals/pipeline.ts";
 import { teamOptions } from "./team-options.ts";
@@ -36,6 +37,12 @@ export interface PipelineOptions {
   readonly now?: () => number;
   /** Replaces the SDK's OTLP exporter (tests). */
   readonly otlpExporter?: (cfg: ExportConfig) => PushMetricExporter | Promise<PushMetricExporter>;
+  /** Points per cumulative page (one request each); CUMULATIVE_PAGE_POINTS unless a test sets it. */
+  readonly pagePoints?: number;
+  /** Events and calls per delta window (MAX_WINDOW_ROWS unless a test sets it). */
+  readonly windowRows?: number;
+  /** Told after each acknowledged page of a metrics export in pages (the progress bar). */
+  readonly onProgress?: (target: string, p: BackfillCount, startedMs: number) => void;
 }
 
 /**
@@ -77,6 +84,9 @@ const GRPC_WINDOW_ROWS = 1000;
  * http/protobuf per request.
  */
 const CUMULATIVE_PAGE_POINTS = 1000;
+
+/** A request the SDK's exporter has not answered this long after its own timeout is abandoned. */
+const REQUEST_GRACE_MS = 5000;
 
 /** Upper bound on delta windows one flush sends while draining a backlog. */
 const MAX_DRAIN_ROUNDS = 10_000;
@@ -153,12 +163,14 @@ export class ExportPipeline {
         ...(opts.now ? { now: opts.now } : {}),
         // gRPC servers refuse messages over 4 MiB by default (HTTP collectors: 20 MiB), and a
         // window carries the GenAI histograms too: half the rows per gRPC window.
-        ...(cfg.otlp.protocol === "grpc" && exporter.startsWith("otlp ")
-          ? { maxWindowEvents: GRPC_WINDOW_ROWS, maxWindowCalls: GRPC_WINDOW_ROWS }
-          : {}),
+        ...(opts.windowRows !== undefined
+          ? { maxWindowEvents: opts.windowRows, maxWindowCalls: opts.windowRows }
+          : cfg.otlp.protocol === "grpc" && exporter.startsWith("otlp ")
+            ? { maxWindowEvents: GRPC_WINDOW_ROWS, maxWindowCalls: GRPC_WINDOW_ROWS }
+            : {}),
         onError: (e) => opts.logger.error(`cannot read the ledger for ${exporter}: ${String(e)}`),
         // A push exporter's cumulative batch is read a request at a time (src/export/pages.ts).
-        ...(push ? { pagePoints: CUMULATIVE_PAGE_POINTS } : {}),
+        ...(push ? { pagePoints: opts.pagePoints ?? CUMULATIVE_PAGE_POINTS } : {}),
       });
     const addPusher = (name: string, target: string, key: string, inner: PushMetricExporter) => {
       const tracker = new DeliveryTracker();
@@ -169,14 +181,20 @@ export class ExportPipeline {
         target,
         logger: opts.logger,
         onFailure: () => onExportFailure(name),
+        // The SDK's exporter gives up on a request after the OTLP timeout (retries included).
+        requestTimeoutMs: cfg.otlp.timeoutMs + REQUEST_GRACE_MS,
+        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+        ...(opts.now ? { now: opts.now } : {}),
       });
       const p = producer(key, cfg.temporality, tracker, true);
       readers.push(
-        new PeriodicExportingMetricReader({
+        new PushReader({
           exporter,
-          exportIntervalMillis: cfg.intervalMs,
-          exportTimeoutMillis: cfg.timeoutMs,
+          intervalMs: cfg.intervalMs,
           metricProducers: [p],
+          logger: opts.logger,
+          target,
+          ...(opts.now ? { now: opts.now } : {}),
         }),
       );
       pushers.push({ name, target, exporter, producer: p });
@@ -303,6 +321,16 @@ export class ExportPipeline {
 
   private watermarks(): string {
     return this.pushers.map((p) => p.producer.position()).join(";");
+  }
+
+  /**
+   * A stop (SIGTERM, SIGINT): no request starts more than `ms` from now, metrics or signals; an
+   * export in pages keeps what was acknowledged and the next run continues after it. The export
+   * in flight then ends within one request timeout, so shutdown is bounded.
+   */
+  stopWithin(ms: number): void {
+    for (const p of this.pushers) p.exporter.stopWithin(ms);
+    this.signals.stopWithin(ms);
   }
 
   /**

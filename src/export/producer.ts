@@ -11,7 +11,8 @@
 import { emptyResource } from "@opentelemetry/resources";
 import type { CollectionResult, MetricData, MetricProducer, ScopeMetrics } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
-import type { ExportState, Ledger } from "../ledger/ledger.ts";
+import type { ExportState, Ledger, LiveFilter } from "../ledger/ledger.ts";
+import { backfillOptions, PagedExport, resumePoint } from "./backfill.ts";
 import {
   type CaptureSeriesPoint,
   capturePointsToMetricData,
@@ -24,7 +25,7 @@ import {
   liveCompactionPoints,
   translateCompactions,
 } from "./compactions.ts";
-import type { DeliveryTracker } from "./delivery.ts";
+import { commitDelivery, type DeliveryTracker } from "./delivery.ts";
 import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";
 import { CumulativePages } from "./pages.ts";
@@ -182,6 +183,7 @@ export class LedgerMetricProducer implements MetricProducer {
     let startNs: bigint;
     let pages: CumulativePages | undefined;
     let firstPage: MetricData[] = [];
+    let paging: { options: string; resumed: ReturnType<typeof resumePoint>; filter: LiveFilter } | undefined;
     if (delta) {
       points = translate(
         ledger.usageDelta(base.eventWatermark, ids.event),
@@ -217,16 +219,34 @@ export class LedgerMetricProducer implements MetricProducer {
       const paged = rows && opts.pagePoints !== undefined;
       if (paged) {
         // Usage, tool and GenAI series in pages (the TTL is exact in SQL here); the first one now.
-        pages = new CumulativePages(ledger, {
-          filter,
-          translate: opts.translate,
-          temporality: opts.temporality,
-          startNs,
-          endNs: BigInt(nowMs) * 1_000_000n,
-          maxPoints: opts.pagePoints as number,
-        });
+        // A pass a backend acknowledged in part continues after what it acknowledged (backfill.ts).
+        const options = backfillOptions(opts.translate);
+        const resumed = resumePoint(ledger, base, options);
+        pages = new CumulativePages(
+          ledger,
+          {
+            filter,
+            translate: opts.translate,
+            temporality: opts.temporality,
+            startNs,
+            endNs: BigInt(nowMs) * 1_000_000n,
+            maxPoints: opts.pagePoints as number,
+          },
+          resumed === undefined ? undefined : { phase: resumed.phase, afterId: resumed.afterId },
+        );
         firstPage = pages.next() ?? [];
-        if (firstPage.length === 0) pages = undefined;
+        if (firstPage.length === 0) {
+          pages = undefined;
+          if (resumed !== undefined) {
+            // Nothing after the acknowledged position: the pass is complete, then a whole collection.
+            ledger.transaction(() => {
+              commitDelivery(ledger, { base, next: resumed.state }, "cumulative");
+              ledger.backfills?.drop(opts.exporter);
+            });
+            return this.read();
+          }
+        }
+        paging = { options, resumed, filter };
         points = new Map();
       } else {
         points = translate(
@@ -287,7 +307,7 @@ export class LedgerMetricProducer implements MetricProducer {
     ];
     if (metrics.length === 0) return undefined;
     const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
-    const next: ExportState = {
+    const fresh: ExportState = {
       exporter: opts.exporter,
       eventWatermark: ids.event,
       callWatermark: ids.call,
@@ -298,10 +318,22 @@ export class LedgerMetricProducer implements MetricProducer {
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,
     };
-    const rest = pages;
+    // A resumed pass commits what the collection that began it read.
+    const next = paging?.resumed?.state ?? fresh;
     this.tracker.register(
       scope,
-      rest ? { base, next, pages: { scope: scope.scope, next: () => rest.next() } } : { base, next },
+      pages && paging
+        ? {
+            base,
+            next,
+            pages: new PagedExport(
+              ledger,
+              pages,
+              { options: paging.options, next, filter: paging.filter, resumed: paging.resumed },
+              scope.scope,
+            ),
+          }
+        : { base, next },
     );
     return scope;
   }

@@ -22,7 +22,8 @@ export interface ExportState {
   readonly lastSuccessMs: number;
 }
 
-interface StateRow {
+/** An export state's columns as SQLite returns them (also the export_backfill's pending state). */
+export interface StateRow {
   event_watermark: number;
   call_watermark: number;
   capture_watermark: number;
@@ -72,16 +73,7 @@ export class ExportStates {
         lastSuccessMs: 0,
       };
     }
-    return {
-      exporter,
-      eventWatermark: r.event_watermark,
-      callWatermark: r.call_watermark,
-      captureWatermark: r.capture_watermark,
-      compactionWatermark: r.compaction_watermark,
-      finalCallWatermark: r.final_call_watermark,
-      windowStartNs: BigInt(r.window_start_ns),
-      lastSuccessMs: r.last_success_ms,
-    };
+    return stateFromRow(exporter, r);
   }
 
   put(s: ExportState): void {
@@ -97,15 +89,33 @@ export class ExportStates {
          final_call_watermark = excluded.final_call_watermark,
          window_start_ns = excluded.window_start_ns, last_success_ms = excluded.last_success_ms`,
     );
-    this.put_.run({
-      exporter: s.exporter,
-      eventWatermark: s.eventWatermark,
-      callWatermark: s.callWatermark,
-      captureWatermark: s.captureWatermark,
-      compactionWatermark: s.compactionWatermark ?? 0,
-      finalCallWatermark: s.finalCallWatermark ?? 0,
-      windowStartNs: s.windowStartNs.toString(),
-      lastSuccessMs: s.lastSuccessMs,
-    });
+    this.put_.run(stateParams(s));
   }
+}
+
+export function stateFromRow(exporter: string, r: StateRow): ExportState {
+  return {
+    exporter,
+    eventWatermark: r.event_watermark,
+    callWatermark: r.call_watermark,
+    captureWatermark: r.capture_watermark,
+    compactionWatermark: r.compaction_watermark,
+    finalCallWatermark: r.final_call_watermark,
+    windowStartNs: BigInt(r.window_start_ns),
+    lastSuccessMs: r.last_success_ms,
+  };
+}
+
+/** An export state as the named parameters of a statement that writes it. */
+export function stateParams(s: ExportState) {
+  return {
+    exporter: s.exporter,
+    eventWatermark: s.eventWatermark,
+    callWatermark: s.callWatermark,
+    captureWatermark: s.captureWatermark,
+    compactionWatermark: s.compactionWatermark ?? 0,
+    finalCallWatermark: s.finalCallWatermark ?? 0,
+    windowStartNs: s.windowStartNs.toString(),
+    lastSuccessMs: s.lastSuccessMs,
+  };
 }

@@ -8,6 +8,7 @@ import {
   type CompactionSeriesRow,
   Compactions,
 } from "./compactions.ts";
+import { ExportBackfills } from "./export-backfill.ts";
 import { type ExportState, ExportStates } from "./export-state.ts";
 import { type CommitResult, Ingest, type ReadObservation } from "./ingest.ts";
 import { Listings } from "./listings.ts";
@@ -27,6 +28,7 @@ import { Signals } from "./signals.ts";
 
 export type { CaptureRow, CaptureSeriesRow } from "./captures.ts";
 export type { CompactionRow, CompactionSeriesRow } from "./compactions.ts";
+export type { BackfillPhase, BackfillProgress } from "./export-backfill.ts";
 export type { ExportState } from "./export-state.ts";
 export type { CommitResult, ReadObservation } from "./ingest.ts";
 export { LEDGER_FILE, LedgerError, readHolderPid } from "./open.ts";
@@ -61,6 +63,8 @@ export class Ledger {
   private readonly compactions: Compactions;
   /** Persisted directory listings, the adapters' discovery cache (a writer only). */
   readonly listings: Listings | undefined;
+  /** What backends acknowledged of cumulative exports in pages (a writer only; src/export). */
+  readonly backfills: ExportBackfills | undefined;
   private reportQueries: ReportQueries | undefined;
 
   private constructor(opened: ReturnType<typeof openLedgerDb>, now: () => number) {
@@ -92,6 +96,7 @@ export class Ledger {
     // Only a writer ingests, and a writer is always at this build's schema.
     this.signals = opened.lock ? new Signals(db) : undefined;
     this.listings = opened.lock ? new Listings(db) : undefined;
+    this.backfills = opened.lock ? new ExportBackfills(db) : undefined;
     this.ingest = opened.lock
       ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions)
       : undefined;
@@ -180,6 +185,11 @@ export class Ledger {
     return this.series.liveToolPage(f, page);
   }
 
+  /** How many usage and tool series the cumulative TTL keeps (a paged export's progress). */
+  liveSeriesCount(f: LiveFilter): number {
+    return this.series.liveCount(f);
+  }
+
   toolSeries(): ToolSeriesRow[] {
     return this.series.toolSeries();
   }
@@ -266,6 +276,11 @@ export class Ledger {
 
   putExportState(s: ExportState): void {
     this.exportStates.put(s);
+  }
+
+  /** Whether the connection is still open (an abandoned export must not write after close). */
+  get isOpen(): boolean {
+    return this.db.open;
   }
 
   // ---- report

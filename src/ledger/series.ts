@@ -94,6 +94,7 @@ export class SeriesReads {
   private deltaSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
   private liveSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
   private pageSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
+  private countSt: Database.Statement | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -160,6 +161,21 @@ export class SeriesReads {
       RawTool & { id: number }
     >)
       yield { ...r, usageKnown: r.usageKnown === 1 };
+  }
+
+  /**
+   * How many usage and tool series the filter keeps: the size of a cumulative export read in
+   * pages (its progress), counted once when it is longer than one page.
+   */
+  liveCount(f: LiveFilter): number {
+    if (this.countSt === undefined) {
+      const lastEvent = lastEventColumn(this.version);
+      const where = `WHERE ${lastEvent} >= @eventSince OR updated_ms >= @updatedSince`;
+      this.countSt = this.db.prepare(
+        `SELECT (SELECT COUNT(*) FROM usage_series ${where}) + (SELECT COUNT(*) FROM tool_series ${where}) AS n`,
+      );
+    }
+    return (this.countSt.get(liveParams(f)) as { n: number }).n;
   }
 
   private livePages(): { usage: Database.Statement; tool: Database.Statement } {

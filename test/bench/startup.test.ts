@@ -20,7 +20,13 @@ const HOOK = join(ROOT, "test", "bench", "support", "record-imports.mjs");
 /** Margin over the benchmark's 2x: two shared cores. */
 const MAX_BIN_OVER_NODE = 4;
 /** Modules only a command that collects or exports needs (`paths` reads sessions.db: better-sqlite3). */
-const HEAVY = [/@opentelemetry\//, /cline-llms-[\d.]+\.generated/, /\/ledger\//, /\/export\//, /\/cost\//];
+const HEAVY = [
+  /@opentelemetry\//,
+  /cline-llms-[\d.]+\.generated/,
+  /\/src\/ledger\//,
+  /\/src\/export\//,
+  /\/src\/cost\//,
+];
 const SQLITE = /better-sqlite3/;
 
 let dir = "";

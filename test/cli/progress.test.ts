@@ -32,4 +32,12 @@ describe("createProgress", () => {
     p.finish();
     expect(out).toEqual([]);
   });
+
+  it("an export counts series and shows its rate", () => {
+    const { out, stream } = fakeStream(true);
+    const p = createProgress(stream, "exporting", 20, { unit: "series" });
+    p.update(1200, 4000, 351.4);
+    p.finish();
+    expect(out.join("")).toContain("1200/4000 series, 351 series/s");
+  });
 });

@@ -185,6 +185,11 @@ export class SignalPipeline {
     return failures.length === 0 ? { ok: true } : { ok: false, failures };
   }
 
+  /** No batch starts more than `ms` from now (a stop); what was acknowledged stays delivered. */
+  stopWithin(ms: number): void {
+    for (const d of this.destinations) d.shipper.stopWithin(ms);
+  }
+
   /** Final flush, then nothing more leaves; exporters shut down. */
   async shutdown(): Promise<{ ok: true } | { ok: false; failures: SignalFailure[] }> {
     if (this.closed) return { ok: true };

@@ -50,6 +50,8 @@ export class SignalShipper<T> {
   private sealed = false;
   private readonly now: () => number;
   private sentTotal = 0;
+  /** No batch starts at or after this time (a stop). */
+  private stopAtMs = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly store: Signals,
@@ -89,6 +91,11 @@ export class SignalShipper<T> {
     return this.store.pending(c.watermark);
   }
 
+  /** No batch starts more than `ms` from now: a stop ends a long flush after its current batch. */
+  stopWithin(ms: number): void {
+    this.stopAtMs = Math.min(this.stopAtMs, this.now() + ms);
+  }
+
   /** Nothing leaves after this (the final flush has been judged). */
   seal(): void {
     this.sealed = true;
@@ -106,6 +113,10 @@ export class SignalShipper<T> {
     try {
       this.store.finalizeQuiet(this.now(), this.opts.quietMs);
       for (let i = 0; i < maxBatches && !this.sealed; i++) {
+        if (this.now() >= this.stopAtMs) {
+          if (this.backlog()) return this.failed("stopped before the backlog was delivered");
+          break;
+        }
         const cursor = this.store.cursor(this.opts.exporterKey, this.opts.fromMs);
         const batch = this.store.batch(cursor, this.opts.kinds, this.opts.maxBatchSize);
         if (batch.next === cursor.watermark) break; // nothing queued after it

@@ -41,4 +41,25 @@ export const STATE_TABLES = `
     compaction_watermark INTEGER NOT NULL DEFAULT 0,
     final_call_watermark INTEGER NOT NULL DEFAULT 0
   ) STRICT;
+
+  -- Per metrics exporter: how far a cumulative export read in pages has been acknowledged by the
+  -- backend (phase, the last acknowledged row id, delivered of total), with the watermarks and
+  -- options of the pass it belongs to, so a cut, a timeout, SIGTERM or kill -9 keeps what was
+  -- delivered and the next export resumes after it (src/ledger/export-backfill.ts,
+  -- docs/design-export.md "A backfill, page by page"). No row: no backfill under way.
+  CREATE TABLE export_backfill (
+    exporter             TEXT PRIMARY KEY,
+    options              TEXT NOT NULL,
+    started_ms           INTEGER NOT NULL,
+    event_watermark      INTEGER NOT NULL,
+    call_watermark       INTEGER NOT NULL,
+    capture_watermark    INTEGER NOT NULL,
+    compaction_watermark INTEGER NOT NULL,
+    final_call_watermark INTEGER NOT NULL,
+    window_start_ns      TEXT NOT NULL,
+    phase                TEXT NOT NULL CHECK (phase IN ('usage', 'tool', 'outcome', 'genai', 'done')),
+    after_id             INTEGER NOT NULL,
+    delivered            INTEGER NOT NULL,
+    total                INTEGER NOT NULL
+  ) STRICT;
 `;

@@ -69,8 +69,13 @@ export interface Receiver {
   /** Log records and spans of accepted /v1/logs and /v1/traces requests. */
   readonly logs: ReceivedLog[];
   readonly spans: ReceivedSpan[];
-  /** Changes the answer policy: status code for request number i (0-based). */
+  /**
+   * Changes the answer policy: status code for request number i (0-based). CUT: the connection
+   * is destroyed with no answer and nothing is stored (a cut link, a proxy that dropped it).
+   */
   setStatus(policy: (i: number) => number): void;
+  /** Answers each request this long after its body arrived (a slow backend). */
+  setDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -82,6 +87,9 @@ export interface ReceiverTls {
   readonly requestCert?: boolean;
 }
 
+/** A status of the answer policy: no answer, the connection destroyed, nothing stored. */
+export const CUT = 0;
+
 export async function startReceiver(
   policy: (i: number) => number = () => 200,
   opts: { tls?: ReceiverTls } = {},
@@ -91,10 +99,12 @@ export async function startReceiver(
   const logs: ReceivedLog[] = [];
   const spans: ReceivedSpan[] = [];
   let status = policy;
+  let delayMs = 0;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on("end", () => (delayMs > 0 ? setTimeout(answer, delayMs) : answer()));
+    const answer = () => {
       const wire = Buffer.concat(chunks);
       const body = req.headers["content-encoding"] === "gzip" ? gunzipSync(wire) : wire;
       const index = requests.length;
@@ -109,6 +119,10 @@ export async function startReceiver(
         status: code,
         headers: req.headers,
       });
+      if (code === CUT) {
+        req.socket.destroy();
+        return;
+      }
       // Each signal's path has its decoder (metrics for any other path, as before).
       if (code >= 200 && code < 300) {
         if (path.endsWith("/v1/logs"))
@@ -120,7 +134,7 @@ export async function startReceiver(
       res.statusCode = code;
       res.setHeader("content-type", json ? "application/json" : "application/x-protobuf");
       res.end(json ? "{}" : Buffer.alloc(0));
-    });
+    };
   };
   const tls = opts.tls;
   const server = tls
@@ -148,6 +162,9 @@ export async function startReceiver(
     spans,
     setStatus(p) {
       status = p;
+    },
+    setDelay(ms) {
+      delayMs = ms;
     },
     close: () =>
       new Promise<void>((resolve) => {
