@@ -15,8 +15,6 @@ import { Listings } from "./listings.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
 import { ReportQueries } from "./report-queries.ts";
 import {
-  EVENT_TIMES_VERSION,
-  FIRST_KNOWN_VERSION,
   type IdWindow,
   type LiveFilter,
   type SeriesPage,
@@ -82,9 +80,7 @@ export class Ledger {
     this.instanceId = meta.get("instance_id") ?? "";
     this.streamStartNs = BigInt(meta.get("stream_start_ns") ?? "0");
     this.checkpoints = new Checkpoints(db);
-    // series.ts still gates its columns on the numbering of the builds before the baseline (v3:
-    // last_event_ms, v4: first_known); every ledger this build opens has both (older ones are refused).
-    this.series = new SeriesReads(db, Math.max(version, EVENT_TIMES_VERSION, FIRST_KNOWN_VERSION));
+    this.series = new SeriesReads(db);
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
     this.exportStates = new ExportStates(

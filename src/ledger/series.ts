@@ -1,10 +1,5 @@
 import type Database from "better-sqlite3";
 
-/** Schema version from which the series carry `last_event_ms`. */
-export const EVENT_TIMES_VERSION = 3;
-/** Schema version from which tool calls carry `first_known` (upgradable calls). */
-export const FIRST_KNOWN_VERSION = 4;
-
 /** The key of a usage series (and the prefix of a tool or capture series key). */
 export const SERIES_KEY = "session_id, agent, project, model, provider";
 const SERIES_COLS = "session_id AS sessionId, agent, project, model, provider";
@@ -78,14 +73,6 @@ type RawTool = Omit<ToolSeriesRow, "usageKnown"> & { usageKnown: number };
 const toTool = (r: RawTool): ToolSeriesRow => ({ ...r, usageKnown: r.usageKnown === 1 });
 
 /**
- * `last_event_ms`, or for a read-only view of an older ledger (nothing exports from it) the
- * ingestion time, which is what the series TTL used before event times were kept.
- */
-export function lastEventColumn(version: number): string {
-  return version >= EVENT_TIMES_VERSION ? "last_event_ms" : "updated_ms";
-}
-
-/**
  * What the exporters read: the running series totals (cumulative) and the rows of one id
  * window aggregated per series (delta), plus the ledger's audit reads.
  */
@@ -96,20 +83,16 @@ export class SeriesReads {
   private pageSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
   private countSt: Database.Statement | undefined;
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly version: number,
-  ) {
-    const lastEvent = lastEventColumn(version);
+  constructor(private readonly db: Database.Database) {
     this.st = {
       usage: db.prepare(
         `SELECT ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
-           first_ms AS firstMs, updated_ms AS updatedMs, ${lastEvent} AS lastEventMs FROM usage_series ORDER BY id`,
+           first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs FROM usage_series ORDER BY id`,
       ),
       tool: db.prepare(
         `SELECT ${SERIES_COLS}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
            cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
-           ${lastEvent} AS lastEventMs
+           last_event_ms AS lastEventMs
          FROM tool_series ORDER BY id`,
       ),
       maxIds: db.prepare(
@@ -169,8 +152,7 @@ export class SeriesReads {
    */
   liveCount(f: LiveFilter): number {
     if (this.countSt === undefined) {
-      const lastEvent = lastEventColumn(this.version);
-      const where = `WHERE ${lastEvent} >= @eventSince OR updated_ms >= @updatedSince`;
+      const where = `WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince`;
       this.countSt = this.db.prepare(
         `SELECT (SELECT COUNT(*) FROM usage_series ${where}) + (SELECT COUNT(*) FROM tool_series ${where}) AS n`,
       );
@@ -180,19 +162,18 @@ export class SeriesReads {
 
   private livePages(): { usage: Database.Statement; tool: Database.Statement } {
     if (this.pageSt !== undefined) return this.pageSt;
-    const lastEvent = lastEventColumn(this.version);
     // id first: the rowid range is the scan, the TTL a filter on it.
-    const where = `WHERE id > @afterId AND (${lastEvent} >= @eventSince OR updated_ms >= @updatedSince)`;
+    const where = `WHERE id > @afterId AND (last_event_ms >= @eventSince OR updated_ms >= @updatedSince)`;
     this.pageSt = {
       usage: this.db.prepare(
         `SELECT id, ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
-           first_ms AS firstMs, updated_ms AS updatedMs, ${lastEvent} AS lastEventMs FROM usage_series
+           first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs FROM usage_series
          ${where} ORDER BY id LIMIT @limit`,
       ),
       tool: this.db.prepare(
         `SELECT id, ${SERIES_COLS}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
            cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
-           ${lastEvent} AS lastEventMs
+           last_event_ms AS lastEventMs
          FROM tool_series ${where} ORDER BY id LIMIT @limit`,
       ),
     };
@@ -201,18 +182,17 @@ export class SeriesReads {
 
   private live(): { usage: Database.Statement; tool: Database.Statement } {
     if (this.liveSt !== undefined) return this.liveSt;
-    const lastEvent = lastEventColumn(this.version);
-    const where = `WHERE ${lastEvent} >= @eventSince OR updated_ms >= @updatedSince`;
+    const where = `WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince`;
     this.liveSt = {
       usage: this.db.prepare(
         `SELECT ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
-           first_ms AS firstMs, updated_ms AS updatedMs, ${lastEvent} AS lastEventMs FROM usage_series
+           first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs FROM usage_series
          ${where} ORDER BY id`,
       ),
       tool: this.db.prepare(
         `SELECT ${SERIES_COLS}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
            cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
-           ${lastEvent} AS lastEventMs
+           last_event_ms AS lastEventMs
          FROM tool_series ${where} ORDER BY id`,
       ),
     };
@@ -262,15 +242,11 @@ export class SeriesReads {
   /** Prepared on first use: only a writable ledger (at this build's schema) exports deltas. */
   private delta(): { usage: Database.Statement; tool: Database.Statement } {
     if (this.deltaSt !== undefined) return this.deltaSt;
-    const known = this.version >= FIRST_KNOWN_VERSION ? "first_known" : "(usage_key != '')";
-    const upgrades =
-      this.version >= FIRST_KNOWN_VERSION
-        ? `UNION ALL
+    const upgrades = `UNION ALL
            SELECT c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, 1, 0, c.share_input,
              c.share_output, c.share_cache_read, c.share_cache_write, e.ingested_ms, c.ts_ms, @callUpTo + e.id
            FROM events e JOIN tool_calls c ON c.usage_key = e.dedup_key AND c.first_known = 0
-           WHERE e.id > @eventAfter AND e.id <= @eventUpTo`
-        : "";
+           WHERE e.id > @eventAfter AND e.id <= @eventUpTo`;
     this.deltaSt = {
       usage: this.db.prepare(
         `SELECT ${SERIES_COLS}, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cacheRead,
@@ -283,9 +259,9 @@ export class SeriesReads {
            known AS usageKnown, SUM(n) AS calls, SUM(si) AS input, SUM(so) AS output, SUM(sr) AS cacheRead,
            SUM(sw) AS cacheWrite, MIN(ingested) AS firstMs, MAX(ingested) AS updatedMs, MAX(ts) AS lastEventMs
          FROM (
-           SELECT session_id, agent, project, model, provider, tool_name, ${known} AS known, 1 AS n,
-             share_input * ${known} AS si, share_output * ${known} AS so, share_cache_read * ${known} AS sr,
-             share_cache_write * ${known} AS sw, ingested_ms AS ingested, ts_ms AS ts, id AS ord
+           SELECT session_id, agent, project, model, provider, tool_name, first_known AS known, 1 AS n,
+             share_input * first_known AS si, share_output * first_known AS so, share_cache_read * first_known AS sr,
+             share_cache_write * first_known AS sw, ingested_ms AS ingested, ts_ms AS ts, id AS ord
            FROM tool_calls WHERE id > @callAfter AND id <= @callUpTo
            ${upgrades}
          )
