@@ -7,7 +7,7 @@ import { ScanError } from "./errors.ts";
 
 const BACKSLASH = 0x5c;
 
-function hexVal(c: number): number {
+export function hexVal(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   const l = c | 0x20;
   if (l >= 0x61 && l <= 0x66) return l - 0x61 + 10;
@@ -25,7 +25,8 @@ function readHex4(src: Uint8Array, k: number, end: number): number {
   return (a << 12) | (b << 8) | (c << 4) | d;
 }
 
-function simpleEscape(e: number): number {
+/** The byte a one-letter escape (`\n`, `\"`, ...) stands for, or -1. */
+export function simpleEscape(e: number): number {
   switch (e) {
     case 0x22:
       return 0x22;
