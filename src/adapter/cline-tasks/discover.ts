@@ -81,3 +81,14 @@ export async function discoverTasks(
     listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
   };
 }
+
+/** For `paths`: how many task folders a root holds, or undefined when it does not exist (listing only). */
+export function taskFolderCount(root: TaskRoot): number | undefined {
+  try {
+    return readdirSync(join(root.path, "tasks"), { withFileTypes: true }).filter((d) => d.isDirectory())
+      .length;
+  } catch (e) {
+    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return undefined;
+    throw e;
+  }
+}
