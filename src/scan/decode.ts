@@ -7,7 +7,7 @@ import { ScanError } from "./errors.ts";
 
 const BACKSLASH = 0x5c;
 
-export function hexVal(c: number): number {
+function hexVal(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   const l = c | 0x20;
   if (l >= 0x61 && l <= 0x66) return l - 0x61 + 10;
@@ -15,7 +15,7 @@ export function hexVal(c: number): number {
 }
 
 /** Reads the 4 hex digits of a `\uXXXX` escape whose `u` is at `k`; -1 when malformed or cut short. */
-function readHex4(src: Uint8Array, k: number, end: number): number {
+export function readHex4(src: Uint8Array, k: number, end: number): number {
   if (k + 4 >= end) return -1;
   const a = hexVal(src[k + 1] as number);
   const b = hexVal(src[k + 2] as number);

@@ -5,23 +5,13 @@
  * the inner schema. No JS string is ever made of the content; only what the inner schema
  * allow-lists is decoded, as in any scan.
  */
-import { hexVal, simpleEscape } from "./decode.ts";
+import { readHex4, simpleEscape } from "./decode.ts";
 import { ScanError } from "./errors.ts";
 import { ScanMachine } from "./machine.ts";
 import type { Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 const BACKSLASH = 0x5c;
-
-/** The 4 hex digits after `\u` at `k` (the backslash), or -1 when malformed. */
-function hex4(src: Uint8Array, k: number): number {
-  const a = hexVal(src[k + 2] as number);
-  const b = hexVal(src[k + 3] as number);
-  const c = hexVal(src[k + 4] as number);
-  const d = hexVal(src[k + 5] as number);
-  if ((a | b | c | d) < 0) return -1;
-  return (a << 12) | (b << 8) | (c << 4) | d;
-}
 
 /** Thrown by the unescaper: the outer string is malformed, which the outer scan reports. */
 class BadEscape extends Error {}
@@ -113,14 +103,14 @@ export class EmbeddedScan {
       if (last) throw new BadEscape("cut \\u escape");
       return false;
     }
-    let cp = hex4(src, bs);
+    let cp = readHex4(src, bs + 1, to);
     if (cp < 0) throw new BadEscape("bad \\u escape");
     let read = bs + 6;
     if (cp >= 0xd800 && cp <= 0xdbff) {
       // A high surrogate: a low one may follow (possibly in the next piece).
       if (read + 6 > to && !last && (read === to || src[read] === BACKSLASH)) return false;
       if (read + 6 <= to && src[read] === BACKSLASH && src[read + 1] === 0x75) {
-        const lo = hex4(src, read);
+        const lo = readHex4(src, read + 1, to);
         if (lo >= 0xdc00 && lo <= 0xdfff) {
           cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
           read += 6;

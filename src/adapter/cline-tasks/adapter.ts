@@ -6,6 +6,7 @@
 import { basename, dirname } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
 import { checkpointOf, collectIfChanged, readWhole, unchangedNow } from "../fingerprint.ts";
+import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
 import { discoverTasks, UI_MESSAGES } from "./discover.ts";
 import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
@@ -18,9 +19,7 @@ export interface TasksAdapter extends Adapter {
   foundRoots(): readonly TaskRoot[];
 }
 
-function failed(source: Source, code: string, detail: string): Observation {
-  return { status: "failed", source, problem: { path: source.path, code, detail } };
-}
+const failed = failedObservation;
 
 /** `<root>/tasks/<taskId>/ui_messages.json` -> root path and task id. */
 export function taskOfPath(path: string): { root: string; taskId: string } {
@@ -46,15 +45,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       r = await scanFile(source.path, uiMessagesSchema);
     } catch (e) {
       if (!(e instanceof ScanError)) throw e;
-      const code =
-        e.code === "truncated" || e.code === "syntax" || e.code === "empty"
-          ? "partial-document"
-          : e.code === "io" && /ENOENT/.test(e.message)
-            ? "vanished"
-            : e.code === "io"
-              ? "unreadable"
-              : e.code;
-      return failed(source, code, e.message);
+      return scanFailed(source, e);
     }
     // A rename replaces the file, never the one this read holds open; an in-place write races.
     if (!readWhole(r))

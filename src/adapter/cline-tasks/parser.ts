@@ -8,7 +8,8 @@
  */
 import { isWrongType, type WrongType } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
-import type { AgentTurn, DocumentSignals, Problem, ToolCall, UsageEvent } from "../types.ts";
+import { TurnBuilder } from "../turns.ts";
+import type { DocumentSignals, Problem, ToolCall, UsageEvent } from "../types.ts";
 import { requestKey, taskToolKey, taskTurnKey } from "./dedup.ts";
 import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
 import type { ScannedUiMessages, TaskRoot } from "./types.ts";
@@ -108,7 +109,17 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
   const toolCalls: ToolCall[] = [];
   const problems: Problem[] = [];
   const sums = { tokensIn: 0, tokensOut: 0, cacheReads: 0, cacheWrites: 0 };
-  const turns = new Turns(ctx);
+  // The task prompt opens the first turn, each `user_feedback` (a reply, a resume) the next.
+  const turns = new TurnBuilder(
+    {
+      sessionId: ctx.taskId,
+      rootSessionId: ctx.taskId,
+      agent: TASK_AGENT,
+      project: ctx.project,
+      path: ctx.path,
+    },
+    (turnId) => taskTurnKey(ctx.root.path, ctx.taskId, turnId),
+  );
   const { root, taskId, path, project } = ctx;
   const client = root.client;
   let lastTsMs = 0;
@@ -166,7 +177,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
     const body =
       msg.text !== undefined && !isWrongType(msg.text) ? (msg.text as Record<string, unknown>) : undefined;
     if (say === "task" || say === "user_feedback") {
-      turns.open(ts);
+      turns.open(String(ts), ts);
       continue;
     }
     turns.touch(ts);
@@ -277,55 +288,5 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
       sums,
       waiting: { requests: waitingRequests, toolCalls: waitingTools },
     };
-  }
-}
-
-/** The task's turns: the task prompt opens the first, each `user_feedback` (a resume, a reply) the next. */
-class Turns {
-  private readonly list: AgentTurn[] = [];
-  private cur: { turnId: string; startMs: number; endMs: number } | undefined;
-  private readonly ctx: TaskContext;
-
-  constructor(ctx: TaskContext) {
-    this.ctx = ctx;
-  }
-
-  open(ts: number): void {
-    this.finish(true);
-    this.cur = { turnId: String(ts), startMs: ts, endMs: ts };
-  }
-
-  touch(ts: number): void {
-    if (this.cur === undefined) this.cur = { turnId: "", startMs: ts, endMs: ts };
-    if (this.cur.startMs === 0) this.cur.startMs = ts;
-    this.cur.endMs = latestTs(this.cur.endMs, ts);
-  }
-
-  currentId(): string {
-    return this.cur?.turnId ?? "";
-  }
-
-  done(): AgentTurn[] {
-    this.finish(false);
-    return this.list;
-  }
-
-  private finish(closed: boolean): void {
-    const c = this.cur;
-    if (c === undefined) return;
-    this.cur = undefined;
-    const { root, taskId, path, project } = this.ctx;
-    this.list.push({
-      turnKey: taskTurnKey(root.path, taskId, c.turnId),
-      turnId: c.turnId,
-      sessionId: taskId,
-      rootSessionId: taskId,
-      agent: TASK_AGENT,
-      project,
-      startMs: c.startMs,
-      endMs: c.endMs,
-      closed,
-      sourcePath: path,
-    });
   }
 }
