@@ -12,6 +12,11 @@ import type { Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
 
 /** Thrown by the unescaper: the outer string is malformed, which the outer scan reports. */
 class BadEscape extends Error {}
@@ -125,6 +130,17 @@ export class EmbeddedScan {
 
   private push(bytes: Buffer): void {
     if (bytes.length === 0) return;
+    if (!this.fed) {
+      // Most texts are prose or command lines: decided by their first byte, without the inner
+      // scan's exception (a ScanError's stack trace costs more than the whole scan of a text).
+      let i = 0;
+      while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+      if (i === bytes.length) return;
+      if (bytes[i] !== OPEN_BRACE) {
+        this.fail();
+        return;
+      }
+    }
     this.fed = true;
     try {
       this.inner.feed(bytes);

@@ -51,7 +51,7 @@ export interface EnumSchema<V extends string = string> {
 /**
  * A string whose content is itself a JSON document (a "string inside a string"), scanned with
  * `inner` as it is crossed: its unescaped bytes feed a nested scan, so the string never becomes
- * a JS string. Content that is not one JSON value decodes to `{wrongType:"not-json"}`.
+ * a JS string. Content that is not one JSON object decodes to `{wrongType:"not-json"}`.
  */
 export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
   readonly kind: "embedded";

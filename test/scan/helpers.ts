@@ -73,6 +73,8 @@ export function project(
         // The reference's verdict, not a skipped failure: the scanner must say the same.
         return { wrongType: "not-json" };
       }
+      // Only an object is decoded (the inner schema is one); any other value is "not-json".
+      if (kindOf(inner) !== "object") return { wrongType: "not-json" };
       return project(schema.inner, inner);
     }
   }
