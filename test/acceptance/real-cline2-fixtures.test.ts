@@ -41,14 +41,37 @@ async function collect(scenario: string) {
   };
 }
 
-/** What the mock sent, as the four components by the OpenAI rule (tokensIn includes cached). */
+interface OpenAiWire {
+  prompt_tokens: number;
+  completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+}
+interface AnthropicWire {
+  message_start: {
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+    output_tokens: number;
+  };
+  message_delta: { output_tokens: number };
+}
+
+/**
+ * What the mock sent, as the four components by each wire's rule (docs/cline-format.md §15.5):
+ * OpenAI's prompt_tokens include the cached tokens; Anthropic's input_tokens exclude both cache counts.
+ */
 function expected(gt: TaskGroundTruth) {
   return gt.records.map((r) => {
-    const w = r.wire as {
-      prompt_tokens: number;
-      completion_tokens: number;
-      prompt_tokens_details?: { cached_tokens: number };
-    };
+    if (r.protocol === "anthropic") {
+      const w = r.wire as AnthropicWire;
+      return {
+        input: w.message_start.input_tokens,
+        output: w.message_start.output_tokens + w.message_delta.output_tokens,
+        cacheRead: w.message_start.cache_read_input_tokens,
+        cacheWrite: w.message_start.cache_creation_input_tokens,
+      };
+    }
+    const w = r.wire as OpenAiWire;
     const cached = w.prompt_tokens_details?.cached_tokens ?? 0;
     return { input: w.prompt_tokens - cached, output: w.completion_tokens, cacheRead: cached, cacheWrite: 0 };
   });
@@ -58,7 +81,7 @@ const scenarios = readdirSync(TASK_FIXTURES_DIR).sort();
 
 describe("real cline@2.18.0 task-format fixtures", () => {
   it("has the recorded scenarios", () => {
-    expect(scenarios).toEqual(["tasks-http400-retry", "tasks-plain"]);
+    expect(scenarios).toEqual(["tasks-anthropic-cache", "tasks-http400-retry", "tasks-plain"]);
   });
 
   it.each(
@@ -76,11 +99,13 @@ describe("real cline@2.18.0 task-format fixtures", () => {
       })),
     ).toEqual(expected(gt));
     expect(new Set(events.map((e) => e.dedupKey)).size).toBe(events.length);
+    const anthropic = gt.records.every((r) => r.protocol === "anthropic");
     expect(
-      events.every((e) => e.provider === "openai" && e.model === "mock-model" && e.client === "cli"),
+      events.every((e) => e.provider === (anthropic ? "anthropic" : "openai") && e.client === "cli"),
     ).toBe(true);
-    // cost 0 (no price for the mock model) is not a recorded price.
-    expect(events.every((e) => e.recordedCost === null)).toBe(true);
+    expect(events.every((e) => e.cacheBranch === (anthropic ? "additive" : "subset"))).toBe(true);
+    // Cline prices Claude; cost 0 (no price for the mock model) is not a recorded price.
+    expect(events.every((e) => (anthropic ? (e.recordedCost ?? 0) > 0 : e.recordedCost === null))).toBe(true);
   });
 
   it("tasks-plain: readFile and the command each paid by the request before them", async () => {
