@@ -81,7 +81,12 @@ const scenarios = readdirSync(TASK_FIXTURES_DIR).sort();
 
 describe("real cline@2.18.0 task-format fixtures", () => {
   it("has the recorded scenarios", () => {
-    expect(scenarios).toEqual(["tasks-anthropic-cache", "tasks-http400-retry", "tasks-plain"]);
+    expect(scenarios).toEqual([
+      "tasks-anthropic-cache",
+      "tasks-cancel",
+      "tasks-http400-retry",
+      "tasks-plain",
+    ]);
   });
 
   it.each(
@@ -122,6 +127,16 @@ describe("real cline@2.18.0 task-format fixtures", () => {
     const { events, gt } = await collect("tasks-http400-retry");
     expect(gt.records).toHaveLength(1);
     expect(events).toHaveLength(1);
+  });
+
+  it("tasks-cancel: the request interrupted by SIGINT ({request} only) is no event; the one before pays the command", async () => {
+    const { events, calls, problems } = await collect("tasks-cancel");
+    expect(events).toHaveLength(1);
+    expect(calls.map((c) => [c.toolName, c.usageKey === events[0]?.dedupKey])).toEqual([
+      ["execute_command", true],
+    ]);
+    // In flight: neither counted nor checked against taskHistory.json.
+    expect(problems).toEqual([]);
   });
 
   it("taskHistory.json's totals are never added; cline 2.18.0 leaves the last request out of them", async () => {
