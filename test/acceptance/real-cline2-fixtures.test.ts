@@ -84,6 +84,7 @@ describe("real cline@2.18.0 task-format fixtures", () => {
     expect(scenarios).toEqual([
       "tasks-anthropic-cache",
       "tasks-cancel",
+      "tasks-condense",
       "tasks-http400-retry",
       "tasks-plain",
     ]);
@@ -137,6 +138,15 @@ describe("real cline@2.18.0 task-format fixtures", () => {
     ]);
     // In flight: neither counted nor checked against taskHistory.json.
     expect(problems).toEqual([]);
+  });
+
+  it("tasks-condense: the summarize request is an ordinary request, and pays its summarizeTask tool", async () => {
+    const { events, calls } = await collect("tasks-condense");
+    expect(events).toHaveLength(3);
+    expect(calls.map((c) => [c.toolName, events.findIndex((e) => e.dedupKey === c.usageKey)])).toEqual([
+      ["execute_command", 0],
+      ["summarizeTask", 1],
+    ]);
   });
 
   it("taskHistory.json's totals are never added; cline 2.18.0 leaves the last request out of them", async () => {
