@@ -853,6 +853,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX tool_calls_ts ON tool_calls (ts_ms);
   CREATE INDEX tool_calls_signal_seq ON tool_calls (signal_seq) WHERE signal_seq IS NOT NULL;
   `,
+  // ---- v17 (issue 23): which Cline client wrote each request and tool call (`cline.client`:
+  // cli, vscode, ...), as its adapter says; '' for rows stored before, or an adapter that does not say.
+  `
+  ALTER TABLE events ADD COLUMN client TEXT NOT NULL DEFAULT '';
+  ALTER TABLE tool_calls ADD COLUMN client TEXT NOT NULL DEFAULT '';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -44,6 +44,12 @@ describe("the task format next to Cline CLI 3.x", () => {
     expect(r.totals.input).toBe(1000 + 20 + 300);
     // Read again: nothing counted twice.
     expect(reportJson(env).totals.events).toBe(3);
+    // By client: the CLI's session and task (cli), the extension's task (vscode).
+    const byClient = reportJson(env, ["client"]).rows.map((x) => [x.client, x.input, x.events]);
+    expect(byClient).toEqual([
+      ["cli", 1020, 2],
+      ["vscode", 300, 1],
+    ]);
   });
 
   it("paths lists every root found and what found it; flags remove and restrict roots", () => {

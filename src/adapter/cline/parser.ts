@@ -18,6 +18,9 @@ export interface ParsedDocument {
 
 const SUFFIX = ".messages.json";
 
+/** `cline.client` of Cline CLI 3.x sessions. */
+export const CLI_CLIENT = "cli";
+
 /**
  * Session identity of a document when the document itself does not say: the lead
  * stream is `<root>/<root>.messages.json`; sub-agents and teammates sit in the root's
@@ -178,6 +181,8 @@ export function parseMessagesDocument(
           sourcePath: path,
           startMs,
           turnId: turns.currentId(),
+          // The SDK session's `source` is not read yet: every session of this adapter is the CLI's.
+          client: CLI_CLIENT,
         });
       }
     }
@@ -206,6 +211,7 @@ export function parseMessagesDocument(
         messageId,
         toolUseId: id,
         turnId: turns.currentId(),
+        client: CLI_CLIENT,
       });
     }
   }
