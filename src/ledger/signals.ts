@@ -63,6 +63,8 @@ export interface SignalRow {
   readonly turnKey: string;
   readonly model: string;
   readonly provider: string;
+  /** `cline.client` of a request or call ('' when its adapter did not say, and for turns and compactions). */
+  readonly client: string;
   readonly messageId: string;
   /** Chat: the four components after the cache rule; tool: its 1/divisor shares. */
   readonly input: number;
@@ -795,6 +797,7 @@ function prepareReads(db: Database.Database) {
          q.turn_key AS turnKey,
          COALESCE(e.model, c.model, k.model, '') AS model,
          COALESCE(e.provider, c.provider, k.provider, '') AS provider,
+         COALESCE(e.client, c.client, '') AS client,
          CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
          COALESCE(e.input, c.share_input, 0) AS input,
          COALESCE(e.output, c.share_output, 0) AS output,

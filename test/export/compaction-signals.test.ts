@@ -241,6 +241,7 @@ describe("the compaction record and span, table-tested on one queue row", () => 
     turnKey: "",
     model: "",
     provider: "",
+    client: "",
     messageId: "",
     input: 0,
     output: 0,

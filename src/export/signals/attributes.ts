@@ -16,6 +16,7 @@ export const SIG = {
   rootSessionId: "cline.session.root_id",
   agent: ATTR.agent,
   project: ATTR.project,
+  client: "cline.client",
   model: ATTR.model,
   provider: ATTR.provider,
   messageId: "cline.message.id",
@@ -68,6 +69,7 @@ export function identity(row: SignalRow, opts: AttributeOptions): Attributes {
   };
   const project = renderProject(row.project, opts.project);
   if (project !== undefined) out[SIG.project] = project;
+  if (row.client !== "") out[SIG.client] = row.client;
   return out;
 }
 
