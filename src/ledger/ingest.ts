@@ -180,6 +180,7 @@ export class Ingest {
       toolCalls: e.toolCallCount,
       sourcePath: e.sourcePath,
       client: e.client ?? "",
+      endKnown: e.endApproximate === true ? 0 : 1,
       nowMs,
     });
     if (info.changes === 0) return false;
@@ -287,10 +288,10 @@ function prepare(db: Database.Database) {
     insertEvent: db.prepare(
       `INSERT INTO events (dedup_key, adapter, session_id, agent, message_id, ts_ms, model, provider, project,
          input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms,
-         signal_seq, turn_key, start_ms, client)
+         signal_seq, turn_key, start_ms, client, end_known)
        VALUES (@dedupKey, @adapter, @sessionId, @agent, @messageId, @tsMs, @model, @provider, @project,
          @input, @output, @cacheRead, @cacheWrite, @total, @cacheBranch, @recordedCost, @toolCalls, @sourcePath, @nowMs,
-         @signalSeq, @turnKey, @startMs, @client)
+         @signalSeq, @turnKey, @startMs, @client, @endKnown)
        ON CONFLICT (dedup_key) DO NOTHING`,
     ),
     getEventComponents: db.prepare(

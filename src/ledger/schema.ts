@@ -855,9 +855,12 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // ---- v17 (issue 23): which Cline client wrote each request and tool call (`cline.client`:
   // cli, vscode, ...), as its adapter says; '' for rows stored before, or an adapter that does not say.
+  // end_known = 0: the source records when the request started only (the task format), so its end
+  // time is the start's, marked approximate (`cline.end.known=false`), never invented.
   `
   ALTER TABLE events ADD COLUMN client TEXT NOT NULL DEFAULT '';
   ALTER TABLE tool_calls ADD COLUMN client TEXT NOT NULL DEFAULT '';
+  ALTER TABLE events ADD COLUMN end_known INTEGER NOT NULL DEFAULT 1 CHECK (end_known IN (0, 1));
   `,
 ];
 

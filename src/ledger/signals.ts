@@ -65,6 +65,8 @@ export interface SignalRow {
   readonly provider: string;
   /** `cline.client` of a request or call ('' when its adapter did not say, and for turns and compactions). */
   readonly client: string;
+  /** 0: a request whose end its source does not record (its `tsMs` is its start); 1 otherwise. */
+  readonly endKnown: number;
   readonly messageId: string;
   /** Chat: the four components after the cache rule; tool: its 1/divisor shares. */
   readonly input: number;
@@ -798,6 +800,7 @@ function prepareReads(db: Database.Database) {
          COALESCE(e.model, c.model, k.model, '') AS model,
          COALESCE(e.provider, c.provider, k.provider, '') AS provider,
          COALESCE(e.client, c.client, '') AS client,
+         IFNULL(e.end_known, 1) AS endKnown,
          CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
          COALESCE(e.input, c.share_input, 0) AS input,
          COALESCE(e.output, c.share_output, 0) AS output,

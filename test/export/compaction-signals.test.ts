@@ -242,6 +242,7 @@ describe("the compaction record and span, table-tested on one queue row", () => 
     model: "",
     provider: "",
     client: "",
+    endKnown: 1,
     messageId: "",
     input: 0,
     output: 0,

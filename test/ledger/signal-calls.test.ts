@@ -149,8 +149,9 @@ describe("upgrade from a ledger whose calls are queue rows", () => {
       expect(db.prepare("SELECT COUNT(*) AS n FROM signal_queue WHERE kind = 'tool'").get()).toEqual({
         n: run === 0 ? 6 : 0,
       });
-      // ...without the columns of later versions (v17's `client`), which its migrations add again.
+      // ...without the columns of later versions (v17's), which its migrations add again.
       for (const t of ["events", "tool_calls"]) db.exec(`ALTER TABLE ${t} DROP COLUMN client`);
+      db.exec("ALTER TABLE events DROP COLUMN end_known");
       db.pragma(`user_version = ${CALLS_VERSION - 1}`);
       db.close();
       ({ l, s } = ledgers.open(dir));

@@ -9,7 +9,7 @@
 import { isWrongType, type WrongType } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
-import type { DocumentSignals, Problem, ToolCall, UsageEvent } from "../types.ts";
+import type { DocumentSignals, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
 import { requestKey, taskToolKey, taskTurnKey } from "./dedup.ts";
 import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
 import type { ScannedUiMessages, TaskRoot } from "./types.ts";
@@ -141,9 +141,23 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
     for (const t of r.tools) pushTool(t, r);
     r.tools.length = 0;
   };
+  const toolResults: ToolResult[] = [];
   const pushTool = (t: PendingTool, r: Request | undefined): void => {
+    const callKey = taskToolKey(root.path, taskId, t.ts, t.n);
+    // No file records a call's outcome or end: its result is "unknown" at its own time (a span
+    // of 0 ms at a known instant), never a cut-off call, never an invented duration.
+    toolResults.push({
+      callKey,
+      toolUseId: "",
+      sessionId: taskId,
+      agent: TASK_AGENT,
+      messageId: String(t.ts),
+      timestampMs: t.ts,
+      isError: null,
+      sourcePath: path,
+    });
     toolCalls.push({
-      callKey: taskToolKey(root.path, taskId, t.ts, t.n),
+      callKey,
       usageKey: r?.final === true ? r.key : "",
       sessionId: taskId,
       agent: TASK_AGENT,
@@ -277,7 +291,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
       rootSessionId: taskId,
       agent: TASK_AGENT,
       lastTsMs,
-      toolResults: [],
+      toolResults,
       turns: turns.done(),
     };
     return {

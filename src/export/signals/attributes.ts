@@ -32,6 +32,7 @@ export const SIG = {
   toolCalls: "cline.tool_calls",
   durationMs: "cline.duration_ms",
   startKnown: "cline.start.known",
+  endKnown: "cline.end.known",
   toolName: ATTR.toolName,
   toolCallId: "gen_ai.tool.call.id",
   usageKnown: ATTR.usageKnown,
@@ -85,6 +86,8 @@ export function chatUsage(row: SignalRow, opts: AttributeOptions): Attributes {
     [SIG.cacheWriteTokens]: row.cacheWrite,
     [SIG.toolCalls]: row.toolCalls,
   };
+  // The source records no end (the task format): its time is the start's, said to be approximate.
+  if (row.endKnown === 0) out[SIG.endKnown] = false;
   const price = opts.priceOf(row.provider, row.model);
   // Unknown price: an explicit flag, never a cost of 0.
   if (price === undefined) out[SIG.unpriced] = true;
