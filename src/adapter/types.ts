@@ -44,6 +44,16 @@ export interface UsageEvent {
   readonly startMs?: number;
   /** The user turn it belongs to (`AgentTurn.turnId`); absent from adapters without turns. */
   readonly turnId?: string;
+  /**
+   * Which Cline client wrote it (`cline.client`: `cli`, `vscode`, ...), where the adapter can
+   * tell; absent: the exporters' default for the adapter.
+   */
+  readonly client?: string;
+  /**
+   * True when the source records only when the request started, not when it ended
+   * (`timestampMs` is then the start too): signals mark its end time approximate.
+   */
+  readonly endApproximate?: boolean;
 }
 
 /** One tool_use block. Joined exactly to the usage event of the same message. */
@@ -68,6 +78,8 @@ export interface ToolCall {
   readonly toolUseId?: string;
   /** The user turn of the calling message (`AgentTurn.turnId`). */
   readonly turnId?: string;
+  /** As UsageEvent.client. */
+  readonly client?: string;
 }
 
 /**

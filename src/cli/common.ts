@@ -28,7 +28,25 @@ export function withGlobalOptions(cmd: Command): Command {
       "--state-dir <dir>",
       "cline-otel ledger dir (default: $CLINE_OTEL_STATE_DIR or $XDG_STATE_HOME/cline-otel)",
     )
-    .option("--log-level <level>", "error | warn | info | debug (default: $CLINE_OTEL_LOG_LEVEL or info)");
+    .option("--log-level <level>", "error | warn | info | debug (default: $CLINE_OTEL_LOG_LEVEL or info)")
+    .option(
+      "--task-root <dir>",
+      "also read this task-format root (a dir holding tasks/; repeatable; default: $CLINE_OTEL_TASK_ROOTS)",
+      repeatable,
+    )
+    .option(
+      "--skip-task-root <dir>",
+      "do not read this task-format root (repeatable; default: $CLINE_OTEL_SKIP_TASK_ROOTS)",
+      repeatable,
+    )
+    .option(
+      "--only-task-roots",
+      "read only the --task-root roots, none of the default ones (default: $CLINE_OTEL_ONLY_TASK_ROOTS)",
+    );
+}
+
+function repeatable(value: string, previous: readonly string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function configFrom(cmd: Command, env: NodeJS.ProcessEnv = process.env): Config {

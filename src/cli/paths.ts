@@ -15,11 +15,13 @@ export function pathsCommand(): Command {
     const config = localConfigFrom(cmd);
     // Discovery only (no reader, parser or compaction code): loaded here so that `--version` and
     // `--help` load none of it.
-    const [{ discoverCline }, { listCaptureFiles }, { cachedIndexReader }] = await Promise.all([
-      import("../adapter/cline/discover.ts"),
-      import("../adapter/cline/captures/discover.ts"),
-      import("../adapter/cline/index-db.ts"),
-    ]);
+    const [{ discoverCline }, { listCaptureFiles }, { cachedIndexReader }, { taskFolderCount }] =
+      await Promise.all([
+        import("../adapter/cline/discover.ts"),
+        import("../adapter/cline/captures/discover.ts"),
+        import("../adapter/cline/index-db.ts"),
+        import("../adapter/cline-tasks/discover.ts"),
+      ]);
     const c = config.cline;
     const dirs = { root: c.root, data: c.data, sessions: c.sessions, db: c.db, state: config.stateDir };
     // One reader: discovery's read of the index is the one shown below (read once). The message
@@ -30,6 +32,11 @@ export function pathsCommand(): Command {
     // Listing only (names, no file is opened): what the captures surface would read.
     const captureListing = listCaptureFiles(config.captureDirs);
     const captureDirs = config.captureDirs.map((d) => ({ ...d, exists: existsSync(d.path) }));
+    // The task format's roots: every candidate, whether it exists, what found it (listing only).
+    const taskRoots = config.taskRoots.map((r) => {
+      const tasks = taskFolderCount(r);
+      return { ...r, exists: tasks !== undefined, tasks: tasks ?? 0 };
+    });
     const found = {
       documents: sources.length,
       fromIndex: sources.filter((s) => s.origin === "index").length,
@@ -47,7 +54,9 @@ export function pathsCommand(): Command {
       const out = Object.fromEntries(
         Object.entries(dirs).map(([k, v]) => [k, { ...v, exists: existsSync(v.path) }]),
       );
-      process.stdout.write(`${JSON.stringify({ ...out, captures: captureDirs, discovery: found })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ ...out, captures: captureDirs, taskRoots, discovery: found })}\n`,
+      );
       return;
     }
     const w = Math.max(...[...Object.values(dirs), ...captureDirs].map((d) => d.path.length));
@@ -62,6 +71,15 @@ export function pathsCommand(): Command {
     );
     for (const p of captureListing.problems)
       process.stdout.write(`captures:  ${p.code}: ${p.path}: ${p.detail}\n`);
+    const present = taskRoots.filter((r) => r.exists);
+    process.stdout.write(
+      `tasks:     ${present.length} of ${taskRoots.length} task-format roots exist` +
+        `${present.length > 0 ? ` (${present.reduce((n, r) => n + r.tasks, 0)} task folders)` : ""}\n`,
+    );
+    for (const r of present)
+      process.stdout.write(
+        `  ${r.path}  ${r.tasks} tasks  cline.client=${r.client} ${r.product} (${r.foundBy})\n`,
+      );
     const missing = noClineDataMessage(config);
     if (missing !== undefined) process.stdout.write(`\n${missing}\n`);
   });

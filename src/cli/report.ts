@@ -66,14 +66,13 @@ export function reportCommand(): Command {
       }
     }
     // Loaded here, not at the top: `--version`, `--help` and `paths` need none of this.
-    const [{ createClineSurfaces }, { runPass }, { Ledger, LedgerError }, captures, report] =
-      await Promise.all([
-        import("../adapter/cline/captures/collect.ts"),
-        import("../collector/pass.ts"),
-        import("../ledger/ledger.ts"),
-        import("../report/captures.ts"),
-        import("../report/report.ts"),
-      ]);
+    const [{ loadSurfaces }, { runPass }, { Ledger, LedgerError }, captures, report] = await Promise.all([
+      import("./surfaces.ts"),
+      import("../collector/pass.ts"),
+      import("../ledger/ledger.ts"),
+      import("../report/captures.ts"),
+      import("../report/report.ts"),
+    ]);
     const { printReport } = await import("./report-output.ts");
     // A price file is read (and a bad one refused, exit 2) before any work; Cline's own catalog
     // only when a row of the report needs a price.
@@ -95,7 +94,7 @@ export function reportCommand(): Command {
     try {
       if (collect) {
         const progress = createProgress(process.stderr, "collecting");
-        const adapter = createClineSurfaces(config.cline, config.captureDirs, ledger.listings);
+        const adapter = (await loadSurfaces())(config, ledger.listings);
         const pass = await runPass(adapter, ledger, { onProgress: progress.update });
         progress.finish();
         const lines = summarizeProblems(pass.problems);

@@ -102,9 +102,9 @@ async function runOnce(
   pipeline: ExportPipeline,
   logger: Logger,
 ): Promise<void> {
-  const { CollectorLoop, createClineSurfaces } = await collectionModules();
+  const { CollectorLoop, createSurfaces } = await collectionModules();
   const progress = createProgress(process.stderr, "collecting");
-  const surfaces = createClineSurfaces(config.cline, config.captureDirs, ledger.listings);
+  const surfaces = createSurfaces(config, ledger.listings);
   const loop = new CollectorLoop(surfaces, ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
@@ -135,9 +135,9 @@ async function runDaemon(
   pipeline: ExportPipeline,
   logger: Logger,
 ): Promise<void> {
-  const { CollectorLoop, createClineSurfaces, clineWatchPlan } = await collectionModules();
+  const { CollectorLoop, createSurfaces, clineWatchPlan } = await collectionModules();
   const c = config.cline;
-  const loop = new CollectorLoop(createClineSurfaces(c, config.captureDirs, ledger.listings), ledger, {
+  const loop = new CollectorLoop(createSurfaces(config, ledger.listings), ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
     watch: config.watch ? clineWatchPlan(c, config.captureDirs) : undefined,
@@ -176,12 +176,12 @@ async function runDaemon(
 
 /** The collection side of `run`, loaded when the command runs rather than at start-up. */
 async function collectionModules() {
-  const [{ createClineSurfaces }, { CollectorLoop }, { clineWatchPlan }] = await Promise.all([
-    import("../adapter/cline/captures/collect.ts"),
+  const [{ loadSurfaces }, { CollectorLoop }, { clineWatchPlan }] = await Promise.all([
+    import("./surfaces.ts"),
     import("../collector/loop.ts"),
     import("../adapter/cline/watch-plan.ts"),
   ]);
-  return { createClineSurfaces, CollectorLoop, clineWatchPlan };
+  return { createSurfaces: await loadSurfaces(), CollectorLoop, clineWatchPlan };
 }
 
 function undelivered(outcome: Extract<FlushOutcome, { ok: false }>): string {

@@ -8,12 +8,14 @@ import {
   type ResolvedPath,
   resolveClinePaths,
 } from "../adapter/cline/paths.ts";
+import type { TaskRoot } from "../adapter/cline-tasks/types.ts";
 import type { LogLevel } from "../util/log.ts";
 import { type Env, envStr } from "./env.ts";
 import { type HeadersFileRef, readHeadersFile } from "./headers-file.ts";
 import { type OtlpSettings, resolveOtlpSettings } from "./otlp.ts";
 import { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./parse.ts";
 import { resolveSignalsConfig, type SignalsConfig } from "./signals.ts";
+import { resolveTaskRoots, TASK_ROOT_ENV } from "./task-roots.ts";
 import { resolveTeamsConfig, type TeamsConfig } from "./teams.ts";
 
 export type { LogLevel } from "../util/log.ts";
@@ -55,6 +57,8 @@ export interface Config {
   readonly export: ExportConfig;
   /** Where Cline's provider-request captures may be (resolveCaptureDirs); none needs to exist. */
   readonly captureDirs: readonly ResolvedPath[];
+  /** Where the task format may be (src/config/task-roots.ts); none needs to exist. */
+  readonly taskRoots: readonly TaskRoot[];
 }
 
 /** Flags as commander hands them over (all optional strings/booleans). */
@@ -68,6 +72,12 @@ export interface Flags extends ClinePathFlags {
   readonly prices?: string | undefined;
   readonly captureDir?: string | undefined;
   readonly headersFile?: string | undefined;
+  /** `--task-root` (repeatable): a task-format root to read. */
+  readonly taskRoot?: readonly string[] | undefined;
+  /** `--skip-task-root` (repeatable): a root not to read. */
+  readonly skipTaskRoot?: readonly string[] | undefined;
+  /** `--only-task-roots`: only the named roots, none of the default ones. */
+  readonly onlyTaskRoots?: boolean | undefined;
 }
 
 /** Re-exported for the importers of config.ts (the config modules read env.ts directly). */
@@ -193,6 +203,7 @@ export function resolveLocalConfig(
   env: Env,
   home: string = homedir(),
   cwd: string = process.cwd(),
+  platform: NodeJS.Platform = process.platform,
 ): LocalConfig {
   for (const [name, v] of Object.entries({
     "--cline-dir": flags.clineDir,
@@ -202,6 +213,9 @@ export function resolveLocalConfig(
     "--state-dir": flags.stateDir,
     "--capture-dir": flags.captureDir,
     "--headers-file": flags.headersFile,
+    ...Object.fromEntries(
+      [...(flags.taskRoot ?? []), ...(flags.skipTaskRoot ?? [])].map((v, i) => [`--task-root #${i + 1}`, v]),
+    ),
   })) {
     if (v !== undefined && v.trim() === "") throw new ConfigError(`${name} is empty; give a directory path`);
   }
@@ -214,8 +228,12 @@ export function resolveLocalConfig(
         ? { path: resolve(cwd, stateEnv), origin: "env", via: "CLINE_OTEL_STATE_DIR" }
         : defaultStateDir(env, home);
   const captureDirs = resolveCaptureDirs(flags, env, cline, cwd);
+  const onlyEnv = envStr(env, TASK_ROOT_ENV.only);
+  const onlyTaskRoots =
+    flags.onlyTaskRoots ?? (onlyEnv !== undefined && boolValue(onlyEnv, TASK_ROOT_ENV.only));
+  const taskRoots = resolveTaskRoots(flags, env, home, cwd, platform, onlyTaskRoots);
   // Read-only principle: our own writes must never land inside Cline's directories.
-  for (const p of [cline.root, cline.data, cline.sessions, cline.db, ...captureDirs]) {
+  for (const p of [cline.root, cline.data, cline.sessions, cline.db, ...captureDirs, ...taskRoots]) {
     if (isWithin(stateDir.path, p.path)) {
       throw new ConfigError(
         `the state dir ${stateDir.path} (${stateDir.via}) is inside Cline's ${p.path}; cline-otel never writes there: choose another --state-dir`,
@@ -248,5 +266,6 @@ export function resolveLocalConfig(
     logLevel,
     prices: pricesRaw === undefined ? undefined : resolve(cwd, pricesRaw),
     captureDirs: Object.freeze(captureDirs),
+    taskRoots: Object.freeze(taskRoots),
   });
 }

@@ -179,6 +179,8 @@ export class Ingest {
       recordedCost: e.recordedCost,
       toolCalls: e.toolCallCount,
       sourcePath: e.sourcePath,
+      client: e.client ?? "",
+      endKnown: e.endApproximate === true ? 0 : 1,
       nowMs,
     });
     if (info.changes === 0) return false;
@@ -235,6 +237,7 @@ export class Ingest {
       shareCacheRead: share.cacheRead,
       shareCacheWrite: share.cacheWrite,
       sourcePath: c.sourcePath,
+      client: c.client ?? "",
       nowMs,
       known,
     });
@@ -276,19 +279,19 @@ export class Ingest {
 
 const ZERO: Components = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 const CALL_COLUMNS = `call_key, usage_key, session_id, agent, tool_name, ts_ms, divisor, model, provider, project,
-  share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms, first_known`;
+  share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms, first_known, client`;
 const CALL_VALUES = `@callKey, @usageKey, @sessionId, @agent, @toolName, @tsMs, @divisor, @model, @provider,
-  @project, @shareInput, @shareOutput, @shareCacheRead, @shareCacheWrite, @sourcePath, @nowMs, @known`;
+  @project, @shareInput, @shareOutput, @shareCacheRead, @shareCacheWrite, @sourcePath, @nowMs, @known, @client`;
 
 function prepare(db: Database.Database) {
   return {
     insertEvent: db.prepare(
       `INSERT INTO events (dedup_key, adapter, session_id, agent, message_id, ts_ms, model, provider, project,
          input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms,
-         signal_seq, turn_key, start_ms)
+         signal_seq, turn_key, start_ms, client, end_known)
        VALUES (@dedupKey, @adapter, @sessionId, @agent, @messageId, @tsMs, @model, @provider, @project,
          @input, @output, @cacheRead, @cacheWrite, @total, @cacheBranch, @recordedCost, @toolCalls, @sourcePath, @nowMs,
-         @signalSeq, @turnKey, @startMs)
+         @signalSeq, @turnKey, @startMs, @client, @endKnown)
        ON CONFLICT (dedup_key) DO NOTHING`,
     ),
     getEventComponents: db.prepare(

@@ -5,7 +5,7 @@ import type Database from "better-sqlite3";
  * `bucket` is the start (ms) of the UTC bucket of width `bucketMs` holding the event: the report
  * turns buckets into days, weeks and months of an IANA zone, which SQLite cannot do itself.
  */
-export type LedgerDim = "bucket" | "model" | "provider" | "project" | "session" | "agent" | "tool";
+export type LedgerDim = "bucket" | "model" | "provider" | "project" | "session" | "agent" | "tool" | "client";
 
 const DIM_SQL: Record<LedgerDim, string> = {
   // Parameters bind as REAL: cast, so that the division is an integer one.
@@ -16,6 +16,8 @@ const DIM_SQL: Record<LedgerDim, string> = {
   session: "session_id",
   agent: "agent",
   tool: "tool_name",
+  // The Cline client (cli, vscode, ...) its adapter recorded; '' before ledger v17.
+  client: "client",
 };
 
 /** The events (by message time, `ts_ms`) a query covers: [fromMs, toMs), and the bucket width. */

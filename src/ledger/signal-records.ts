@@ -30,6 +30,10 @@ export interface SignalRow {
   readonly turnKey: string;
   readonly model: string;
   readonly provider: string;
+  /** `cline.client` of a request or call ('' when its adapter did not say, and for turns and compactions). */
+  readonly client: string;
+  /** 0: a request whose end its source does not record (its `tsMs` is its start); 1 otherwise. */
+  readonly endKnown: number;
   readonly messageId: string;
   /** Chat: the four components after the cache rule; tool: its 1/divisor shares. */
   readonly input: number;

@@ -131,6 +131,8 @@ function prepareStatements(db: Database.Database) {
          q.turn_key AS turnKey,
          COALESCE(e.model, c.model, k.model, '') AS model,
          COALESCE(e.provider, c.provider, k.provider, '') AS provider,
+         COALESCE(e.client, c.client, '') AS client,
+         IFNULL(e.end_known, 1) AS endKnown,
          CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
          COALESCE(e.input, c.share_input, 0) AS input,
          COALESCE(e.output, c.share_output, 0) AS output,

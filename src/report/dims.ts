@@ -5,7 +5,16 @@
 export const TIME_DIMS = ["day", "week", "month"] as const;
 export type TimeDim = (typeof TIME_DIMS)[number];
 
-export const GROUP_DIMS = [...TIME_DIMS, "model", "provider", "project", "session", "agent", "tool"] as const;
+export const GROUP_DIMS = [
+  ...TIME_DIMS,
+  "model",
+  "provider",
+  "project",
+  "session",
+  "agent",
+  "tool",
+  "client",
+] as const;
 export type GroupDim = (typeof GROUP_DIMS)[number];
 
 export function isTimeDim(d: GroupDim): d is TimeDim {

@@ -15,7 +15,7 @@ function hexVal(c: number): number {
 }
 
 /** Reads the 4 hex digits of a `\uXXXX` escape whose `u` is at `k`; -1 when malformed or cut short. */
-function readHex4(src: Uint8Array, k: number, end: number): number {
+export function readHex4(src: Uint8Array, k: number, end: number): number {
   if (k + 4 >= end) return -1;
   const a = hexVal(src[k + 1] as number);
   const b = hexVal(src[k + 2] as number);
@@ -25,7 +25,8 @@ function readHex4(src: Uint8Array, k: number, end: number): number {
   return (a << 12) | (b << 8) | (c << 4) | d;
 }
 
-function simpleEscape(e: number): number {
+/** The byte a one-letter escape (`\n`, `\"`, ...) stands for, or -1. */
+export function simpleEscape(e: number): number {
   switch (e) {
     case 0x22:
       return 0x22;

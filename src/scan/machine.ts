@@ -20,8 +20,9 @@
 
 import type { SkipFn } from "./arena.ts";
 import { decodeJsonString, unescapeKey } from "./decode.ts";
+import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
-import type { ObjectSchema, Schema } from "./schema.ts";
+import type { EnumSchema, ObjectSchema, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -42,6 +43,8 @@ const M_SKIP_VALUE = 0;
 const M_SKIP_KEY = 1;
 const M_KEY = 2; // key of an allow-listed object: compared as bytes with the field names
 const M_DECODE = 3; // allow-listed string value
+const M_ENUM = 4; // allow-listed enum value: compared as bytes with its values, never decoded
+const M_EMBED = 5; // a string holding JSON: its bytes feed a nested scan (embedded.ts)
 
 // Number sub-states (RFC 8259 grammar); 1, 2, 4 and 7 are the accepting ones.
 const N_MINUS = 0;
@@ -96,10 +99,10 @@ class ArrFrame {
 
 type Frame = ObjFrame | ArrFrame;
 
-function compileObject(schema: ObjectSchema): CompiledObject {
-  const names = Object.keys(schema.fields);
+function compileObject(schema: ObjectSchema | EnumSchema): CompiledObject {
+  const names = schema.kind === "enum" ? [...schema.values] : Object.keys(schema.fields);
   const bytes = names.map((n) => Buffer.from(n, "utf8"));
-  const schemas = names.map((n) => schema.fields[n] as Schema);
+  const schemas = schema.kind === "enum" ? [] : names.map((n) => schema.fields[n] as Schema);
   let maxLen = 0;
   for (const b of bytes) maxLen = Math.max(maxLen, b.length);
   return { names, bytes, schemas, maxRaw: maxLen * 6 };
@@ -114,7 +117,11 @@ function setField(target: Record<string, unknown>, name: string, v: unknown): vo
 
 export class ScanMachine {
   private readonly path: string;
-  private readonly compiled = new Map<ObjectSchema, CompiledObject>();
+  private readonly compiled = new Map<ObjectSchema | EnumSchema, CompiledObject>();
+  /** The enum of the string being crossed (M_ENUM). */
+  private enumOf: CompiledObject | null = null;
+  /** The nested scan of the string being crossed (M_EMBED). */
+  private embed: EmbeddedScan | null = null;
 
   private st = S_BOM;
   private bomIdx = 0;
@@ -191,7 +198,8 @@ export class ScanMachine {
           }
           if (q < 0) {
             // The string goes on in the next chunk; bsOdd now carries the backslash parity.
-            if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
+            if (this.strMode === M_EMBED) (this.embed as EmbeddedScan).feed(buf, segStart, n, false);
+            else if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
             this.carried = true;
             i = n;
             break;
@@ -215,6 +223,12 @@ export class ScanMachine {
             i++;
             if (t !== null && t.kind === "string") {
               this.beginString(M_DECODE, i, t.maxBytes);
+            } else if (t !== null && t.kind === "enum") {
+              this.enumOf = this.compile(t);
+              this.beginString(M_ENUM, i, this.enumOf.maxRaw);
+            } else if (t !== null && t.kind === "embedded") {
+              this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
+              this.beginString(M_EMBED, i, 0);
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -223,12 +237,7 @@ export class ScanMachine {
           } else if (c === 0x7b) {
             i++;
             if (t !== null && t.kind === "object") {
-              let compiled = this.compiled.get(t);
-              if (compiled === undefined) {
-                compiled = compileObject(t);
-                this.compiled.set(t, compiled);
-              }
-              this.frames.push(new ObjFrame(compiled));
+              this.frames.push(new ObjFrame(this.compile(t)));
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.object;
               this.pushSkip(true);
@@ -442,6 +451,15 @@ export class ScanMachine {
     }
   }
 
+  private compile(t: ObjectSchema | EnumSchema): CompiledObject {
+    let compiled = this.compiled.get(t);
+    if (compiled === undefined) {
+      compiled = compileObject(t);
+      this.compiled.set(t, compiled);
+    }
+    return compiled;
+  }
+
   private syntax(i: number, what: string): ScanError {
     return new ScanError("syntax", this.base + i, this.path, what);
   }
@@ -479,6 +497,13 @@ export class ScanMachine {
     const mode = this.strMode;
     if (mode === M_SKIP_VALUE) return this.endScalar();
     if (mode === M_SKIP_KEY) return S_COLON;
+    if (mode === M_EMBED) {
+      const embed = this.embed as EmbeddedScan;
+      this.embed = null;
+      embed.feed(buf, a, q, true);
+      this.store(embed.end());
+      return this.afterValue();
+    }
 
     // Collected modes: the content is buf[a..q) or, if it spans chunks, the carry.
     let src = buf;
@@ -506,6 +531,14 @@ export class ScanMachine {
         this.tgt = f.compiled.schemas[idx] as Schema;
       }
       return S_COLON;
+    }
+
+    if (mode === M_ENUM) {
+      const c = this.enumOf as CompiledObject;
+      const idx = this.over ? -1 : this.matchKey(c, src, from, to, srcBase);
+      // The schema's own constant: no string is made of the document's bytes.
+      this.store(idx < 0 ? WRONG.unlisted : c.names[idx]);
+      return this.afterValue();
     }
 
     // M_DECODE

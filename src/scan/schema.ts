@@ -3,7 +3,14 @@
  * are ever decoded into JS values; everything else in a document is skipped as bytes.
  */
 
-export type Schema = StringSchema | NumberSchema | BooleanSchema | ObjectSchema | ArraySchema;
+export type Schema =
+  | StringSchema
+  | NumberSchema
+  | BooleanSchema
+  | ObjectSchema
+  | ArraySchema
+  | EnumSchema
+  | EmbeddedSchema;
 
 export interface StringSchema {
   readonly kind: "string";
@@ -31,6 +38,26 @@ export interface ArraySchema<I extends Schema = Schema> {
   readonly items: I;
 }
 
+/**
+ * A string decoded only when its bytes spell one of `values`: the result is that constant, never
+ * a copy of the document's bytes; anything else is `{wrongType:"unlisted"}`. For fields that may
+ * hold content where a known name is expected (a tool name inside free-form JSON).
+ */
+export interface EnumSchema<V extends string = string> {
+  readonly kind: "enum";
+  readonly values: readonly V[];
+}
+
+/**
+ * A string whose content is itself a JSON document (a "string inside a string"), scanned with
+ * `inner` as it is crossed: its unescaped bytes feed a nested scan, so the string never becomes
+ * a JS string. Content that is not one JSON object decodes to `{wrongType:"not-json"}`.
+ */
+export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
+  readonly kind: "embedded";
+  readonly inner: I;
+}
+
 export const DEFAULT_STRING_MAX_BYTES = 1024;
 
 export function str(maxBytes: number = DEFAULT_STRING_MAX_BYTES): StringSchema {
@@ -48,11 +75,29 @@ export function obj<F extends Record<string, Schema>>(fields: F): ObjectSchema<R
   return Object.freeze({ kind: "object", fields: Object.freeze({ ...fields }) });
 }
 
+export function oneOf<const V extends string>(values: readonly V[]): EnumSchema<V> {
+  if (values.length === 0) throw new RangeError("oneOf(): at least one value");
+  return Object.freeze({ kind: "enum", values: Object.freeze([...values]) });
+}
+
+export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
+  return Object.freeze({ kind: "embedded", inner });
+}
+
 export function arr<I extends Schema>(items: I): ArraySchema<I> {
   return Object.freeze({ kind: "array", items });
 }
 
-export type WrongTypeKind = "string" | "number" | "object" | "array" | "boolean" | "null" | "too-long";
+export type WrongTypeKind =
+  | "string"
+  | "number"
+  | "object"
+  | "array"
+  | "boolean"
+  | "null"
+  | "too-long"
+  | "unlisted"
+  | "not-json";
 
 /** What a value decodes to when it does not have the schema's type (or a string is longer than maxBytes). */
 export interface WrongType {
@@ -69,7 +114,11 @@ export type Scanned<S extends Schema> = S extends StringSchema
         ? { -readonly [K in keyof F]?: F[K] extends Schema ? Scanned<F[K]> : never } | WrongType
         : S extends ArraySchema<infer I>
           ? Scanned<I>[] | WrongType
-          : never;
+          : S extends EnumSchema<infer V>
+            ? V | WrongType
+            : S extends EmbeddedSchema<infer I>
+              ? Scanned<I> | WrongType
+              : never;
 
 /**
  * A non-enumerable brand, so a decoded object that happens to have an allow-listed
@@ -92,6 +141,8 @@ export const WRONG: Readonly<Record<WrongTypeKind, WrongType>> = Object.freeze({
   boolean: makeWrongType("boolean"),
   null: makeWrongType("null"),
   "too-long": makeWrongType("too-long"),
+  unlisted: makeWrongType("unlisted"),
+  "not-json": makeWrongType("not-json"),
 });
 
 export function isWrongType(v: unknown): v is WrongType {

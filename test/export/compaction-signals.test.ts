@@ -203,6 +203,8 @@ describe("the compaction record and span, table-tested on one queue row", () => 
     turnKey: "",
     model: "",
     provider: "",
+    client: "",
+    endKnown: 1,
     messageId: "",
     input: 0,
     output: 0,

@@ -79,6 +79,7 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
         "session.id": ROOT,
         "cline.session.root_id": ROOT,
         "cline.agent": "lead",
+        "cline.client": "cli",
         "cline.project": "/work/ws",
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": "claude-sonnet-4-5-20250929",

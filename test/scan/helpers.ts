@@ -61,6 +61,22 @@ export function project(
       }
       return out;
     }
+    case "enum":
+      if (k !== "string") return { wrongType: k };
+      return schema.values.includes(v as string) ? v : { wrongType: "unlisted" };
+    case "embedded": {
+      if (k !== "string") return { wrongType: k };
+      let inner: unknown;
+      try {
+        inner = JSON.parse(v as string);
+      } catch {
+        // The reference's verdict, not a skipped failure: the scanner must say the same.
+        return { wrongType: "not-json" };
+      }
+      // Only an object is decoded (the inner schema is one); any other value is "not-json".
+      if (kindOf(inner) !== "object") return { wrongType: "not-json" };
+      return project(schema.inner, inner);
+    }
   }
 }
 

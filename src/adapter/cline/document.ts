@@ -5,14 +5,13 @@
  */
 import { ScanError, scanFile } from "../../scan/scanner.ts";
 import { checkpointOf, readWhole } from "../fingerprint.ts";
+import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Observation, Source } from "../types.ts";
 import { isUsageSource } from "./compaction/files.ts";
 import { parseMessagesDocument } from "./parser.ts";
 import { messagesDocumentSchema } from "./schema.ts";
 
-function failed(source: Source, code: string, detail: string): Observation {
-  return { status: "failed", source, problem: { path: source.path, code, detail } };
-}
+const failed = failedObservation;
 
 /** Read one document in full. Torn, vanished or unreadable documents fail (retried next pass). */
 export async function collectDocument(source: Source): Promise<Observation> {
@@ -24,17 +23,7 @@ export async function collectDocument(source: Source): Promise<Observation> {
   try {
     result = await scanFile(source.path, messagesDocumentSchema);
   } catch (e) {
-    if (e instanceof ScanError) {
-      const code =
-        e.code === "truncated" || e.code === "syntax" || e.code === "empty"
-          ? "partial-document"
-          : e.code === "io" && /ENOENT/.test(e.message)
-            ? "vanished"
-            : e.code === "io"
-              ? "unreadable"
-              : e.code;
-      return failed(source, code, e.message);
-    }
+    if (e instanceof ScanError) return scanFailed(source, e);
     throw e;
   }
   // Cline writes in place (truncate + write): a read that raced a rewrite is retried.

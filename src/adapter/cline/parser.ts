@@ -1,15 +1,8 @@
 import { basename, dirname } from "node:path";
 import { isWrongType } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
-import type {
-  AgentTurn,
-  DocumentSignals,
-  Problem,
-  SessionHint,
-  ToolCall,
-  ToolResult,
-  UsageEvent,
-} from "../types.ts";
+import { TurnBuilder } from "../turns.ts";
+import type { DocumentSignals, Problem, SessionHint, ToolCall, ToolResult, UsageEvent } from "../types.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
 import { toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
@@ -24,6 +17,9 @@ export interface ParsedDocument {
 }
 
 const SUFFIX = ".messages.json";
+
+/** `cline.client` of Cline CLI 3.x sessions. */
+export const CLI_CLIENT = "cli";
 
 /**
  * Session identity of a document when the document itself does not say: the lead
@@ -117,7 +113,9 @@ export function parseMessagesDocument(
   }
   const seen = new Set<string>();
   const toolResults: ToolResult[] = [];
-  const turns = new TurnBuilder(sessionId, rootSessionId, agent, project, path);
+  const turns = new TurnBuilder({ sessionId, rootSessionId, agent, project, path }, (turnId) =>
+    turnKey(sessionId, agent, turnId),
+  );
   // The latest ts among the messages before the current one: a request's start (chatStartMs).
   let earlierTs = 0;
   let lastTsMs = 0;
@@ -183,6 +181,8 @@ export function parseMessagesDocument(
           sourcePath: path,
           startMs,
           turnId: turns.currentId(),
+          // The SDK session's `source` is not read yet: every session of this adapter is the CLI's.
+          client: CLI_CLIENT,
         });
       }
     }
@@ -211,6 +211,7 @@ export function parseMessagesDocument(
         messageId,
         toolUseId: id,
         turnId: turns.currentId(),
+        client: CLI_CLIENT,
       });
     }
   }
@@ -271,65 +272,4 @@ function readUserMessage(
   }
   if (results === 0) turns.open(messageId, ts);
   else turns.touch(ts);
-}
-
-/** The turns of one document, in order: each prompt opens one, closing the one before. */
-class TurnBuilder {
-  private readonly turns: AgentTurn[] = [];
-  private current: { turnId: string; startMs: number; endMs: number } | undefined;
-
-  // Plain fields, not parameter properties: Node's type stripping (the background reader's
-  // worker run from the sources, in tests) has none.
-  private readonly sessionId: string;
-  private readonly rootSessionId: string;
-  private readonly agent: string;
-  private readonly project: string;
-  private readonly path: string;
-
-  constructor(sessionId: string, rootSessionId: string, agent: string, project: string, path: string) {
-    this.sessionId = sessionId;
-    this.rootSessionId = rootSessionId;
-    this.agent = agent;
-    this.project = project;
-    this.path = path;
-  }
-
-  open(turnId: string, ts: number): void {
-    this.finish(true);
-    this.current = { turnId, startMs: ts, endMs: ts };
-  }
-
-  /** A message of the current turn (before any prompt: the "" turn). */
-  touch(ts: number): void {
-    if (this.current === undefined) this.current = { turnId: "", startMs: ts, endMs: ts };
-    if (this.current.startMs === 0) this.current.startMs = ts;
-    this.current.endMs = latestTs(this.current.endMs, ts);
-  }
-
-  currentId(): string {
-    return this.current?.turnId ?? "";
-  }
-
-  done(): AgentTurn[] {
-    this.finish(false);
-    return this.turns;
-  }
-
-  private finish(closed: boolean): void {
-    const c = this.current;
-    if (c === undefined) return;
-    this.current = undefined;
-    this.turns.push({
-      turnKey: turnKey(this.sessionId, this.agent, c.turnId),
-      turnId: c.turnId,
-      sessionId: this.sessionId,
-      rootSessionId: this.rootSessionId,
-      agent: this.agent,
-      project: this.project,
-      startMs: c.startMs,
-      endMs: c.endMs,
-      closed,
-      sourcePath: this.path,
-    });
-  }
 }

@@ -17,6 +17,7 @@ export const SIG = {
   rootSessionId: "cline.session.root_id",
   agent: ATTR.agent,
   project: ATTR.project,
+  client: "cline.client",
   model: ATTR.model,
   provider: ATTR.provider,
   messageId: "cline.message.id",
@@ -32,6 +33,7 @@ export const SIG = {
   toolCalls: "cline.tool_calls",
   durationMs: "cline.duration_ms",
   startKnown: "cline.start.known",
+  endKnown: "cline.end.known",
   toolName: ATTR.toolName,
   toolCallId: "gen_ai.tool.call.id",
   usageKnown: ATTR.usageKnown,
@@ -76,6 +78,7 @@ export function identity(row: SignalRow, opts: AttributeOptions): Attributes {
   };
   const project = renderProject(row.project, opts.project);
   if (project !== undefined) out[SIG.project] = project;
+  if (row.client !== "") out[SIG.client] = row.client;
   return out;
 }
 
@@ -91,6 +94,8 @@ export function chatUsage(row: SignalRow, opts: AttributeOptions): Attributes {
     [SIG.cacheWriteTokens]: row.cacheWrite,
     [SIG.toolCalls]: row.toolCalls,
   };
+  // The source records no end (the task format): its time is the start's, said to be approximate.
+  if (row.endKnown === 0) out[SIG.endKnown] = false;
   const price = opts.priceOf(row.provider, row.model);
   // Unknown price: an explicit flag, never a cost of 0.
   if (price === undefined) out[SIG.unpriced] = true;

@@ -29,7 +29,12 @@ export const USAGE_TABLES = `
     -- The request's signal record: its place in the delivery order (NULL: none), turn and start.
     signal_seq    INTEGER,
     turn_key      TEXT,
-    start_ms      INTEGER
+    start_ms      INTEGER,
+    -- Which Cline client wrote it (cline.client: cli, vscode, ...), as its adapter says ('': it
+    -- does not); end_known 0: its source records only when it started (the task format), so its
+    -- end is its start, marked approximate (cline.end.known=false), never invented.
+    client        TEXT NOT NULL DEFAULT '',
+    end_known     INTEGER NOT NULL DEFAULT 1 CHECK (end_known IN (0, 1))
   ) STRICT;
   CREATE INDEX events_ts ON events (ts_ms);
   CREATE INDEX events_signal_seq ON events (signal_seq) WHERE signal_seq IS NOT NULL;
@@ -63,7 +68,9 @@ export const USAGE_TABLES = `
     -- NULL on a final call: its paying request's (events.turn_key, message_id: the same message).
     turn_key          TEXT,
     message_id        TEXT,
-    tool_use_id       TEXT
+    tool_use_id       TEXT,
+    -- Which Cline client wrote its message (as events.client).
+    client            TEXT NOT NULL DEFAULT ''
   ) STRICT;
   -- The calls that were (or still are) waiting for their usage: read by the upgrade and its delta.
   CREATE INDEX tool_calls_awaiting_usage ON tool_calls (usage_key) WHERE first_known = 0;

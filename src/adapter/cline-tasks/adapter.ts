@@ -1,0 +1,87 @@
+/**
+ * The task format's adapter (docs/cline-format.md §15): the legacy core's `ui_messages.json` of
+ * Cline CLI 1.x/2.x, JetBrains and the VS Code extension, behind the same Adapter interface as
+ * the CLI 3.x adapter. Its keys start with `cline-tasks|`: nothing is deduplicated across the two.
+ */
+import { basename, dirname } from "node:path";
+import { ScanError, scanFile } from "../../scan/scanner.ts";
+import { checkpointOf, collectIfChanged, readWhole, unchangedNow } from "../fingerprint.ts";
+import { failedObservation, scanFailed } from "../scan-failure.ts";
+import type { Adapter, Observation, Problem, Source } from "../types.ts";
+import { discoverTasks, UI_MESSAGES } from "./discover.ts";
+import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
+import { parseUiMessages } from "./parser.ts";
+import { uiMessagesSchema } from "./schema.ts";
+import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
+
+export interface TasksAdapter extends Adapter {
+  /** The roots that existed at the last discovery (for `paths` and `report`). */
+  foundRoots(): readonly TaskRoot[];
+}
+
+const failed = failedObservation;
+
+/** `<root>/tasks/<taskId>/ui_messages.json` -> root path and task id. */
+export function taskOfPath(path: string): { root: string; taskId: string } {
+  const taskDir = dirname(path);
+  return { root: dirname(dirname(taskDir)), taskId: basename(taskDir) };
+}
+
+export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapter {
+  const byPath = new Map(roots.map((r) => [r.path, r]));
+  const history = new HistoryCache();
+  let found: readonly TaskRoot[] = [];
+  /** The history entries of the last discovery, per root. */
+  let entries: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>> = new Map();
+
+  async function read(source: Source): Promise<Observation> {
+    if (basename(source.path) !== UI_MESSAGES)
+      return failed(source, "not-a-usage-source", `only ${UI_MESSAGES} carries usage events`);
+    const { root: rootPath, taskId } = taskOfPath(source.path);
+    const root = byPath.get(rootPath);
+    if (root === undefined) return failed(source, "unknown-root", `${rootPath} is not a configured root`);
+    let r: Awaited<ReturnType<typeof scanFile<typeof uiMessagesSchema>>>;
+    try {
+      r = await scanFile(source.path, uiMessagesSchema);
+    } catch (e) {
+      if (!(e instanceof ScanError)) throw e;
+      return scanFailed(source, e);
+    }
+    // A rename replaces the file, never the one this read holds open; an in-place write races.
+    if (!readWhole(r))
+      return failed(source, "changed-during-read", "the document was rewritten while being read");
+    const parsed = parseUiMessages(r.value, {
+      root,
+      taskId,
+      path: source.path,
+      project: source.hint.project ?? "",
+    });
+    const problems: Problem[] = [...parsed.problems];
+    if (parsed.waiting.requests === 0) {
+      const off = historyMismatch(parsed.sums, entries.get(rootPath)?.get(taskId));
+      if (off !== undefined) problems.push({ path: source.path, code: "history-mismatch", detail: off });
+    }
+    return {
+      status: "read",
+      source,
+      checkpoint: checkpointOf(source.path, r.statBefore),
+      events: parsed.events,
+      toolCalls: parsed.toolCalls,
+      problems,
+      signals: parsed.signals,
+    };
+  }
+
+  return {
+    id: CLINE_TASKS_ADAPTER_ID,
+    async discover() {
+      const d = await discoverTasks(roots, history);
+      found = d.found;
+      entries = d.history;
+      return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
+    },
+    collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
+    unchangedNow: (source, checkpoint) => unchangedNow(source.path, checkpoint),
+    foundRoots: () => found,
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Discovery of the task format: every `tasks/<taskId>/ui_messages.json` of every root that
+ * exists. Only that file name is ever listed as a source: the temp files of a whole-file rewrite
+ * (`ui_messages.json.tmp.*` and the like), `secrets.json` and `globalState.json` are never opened.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { DiscoverResult, Problem, Source } from "../types.ts";
+import type { HistoryCache, HistoryEntry } from "./history.ts";
+import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
+
+export const UI_MESSAGES = "ui_messages.json";
+
+/** A roots' discovery: its sources, and which roots exist now (for `paths` and the report). */
+export interface TasksDiscovery extends DiscoverResult {
+  readonly found: readonly TaskRoot[];
+  /** Each found root's taskHistory.json entries by task id. */
+  readonly history: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>>;
+}
+
+function errCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException).code;
+}
+
+export async function discoverTasks(
+  roots: readonly TaskRoot[],
+  history: HistoryCache,
+): Promise<TasksDiscovery> {
+  const sources: Source[] = [];
+  const problems: Problem[] = [];
+  const found: TaskRoot[] = [];
+  const unlisted: string[] = [];
+  const byRoot = new Map<string, ReadonlyMap<string, HistoryEntry>>();
+  for (const root of roots) {
+    const tasksDir = join(root.path, "tasks");
+    let ids: string[];
+    try {
+      ids = readdirSync(tasksDir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort();
+    } catch (e) {
+      // A root that does not exist is the normal case for most candidates: not a problem.
+      if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") continue;
+      problems.push({
+        path: tasksDir,
+        code: "unlistable",
+        detail: `readdir failed: ${errCode(e) ?? String(e)}`,
+      });
+      unlisted.push(tasksDir);
+      continue;
+    }
+    found.push(root);
+    const entries = await history.read(root.path, problems);
+    byRoot.set(root.path, entries);
+    for (const id of ids) {
+      const path = join(tasksDir, id, UI_MESSAGES);
+      // A task folder without messages yet (just created) is listed once it has them.
+      let present: boolean;
+      try {
+        present = statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+      } catch (e) {
+        problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
+        continue;
+      }
+      if (!present) continue;
+      const project = entries.get(id)?.project;
+      sources.push({
+        adapterId: CLINE_TASKS_ADAPTER_ID,
+        path,
+        origin: "walk",
+        hint: { sessionId: id, rootSessionId: id, ...(project ? { project } : {}) },
+      });
+    }
+  }
+  return {
+    sources,
+    problems,
+    found,
+    history: byRoot,
+    listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
+  };
+}
+
+/** For `paths`: how many task folders a root holds, or undefined when it does not exist (listing only). */
+export function taskFolderCount(root: TaskRoot): number | undefined {
+  try {
+    return readdirSync(join(root.path, "tasks"), { withFileTypes: true }).filter((d) => d.isDirectory())
+      .length;
+  } catch (e) {
+    if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") return undefined;
+    throw e;
+  }
+}

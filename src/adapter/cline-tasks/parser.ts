@@ -1,0 +1,306 @@
+/**
+ * One task's `ui_messages.json` (scanned through the allow-list) to usage events and tool calls
+ * (docs/cline-format.md §15). One event per FINAL `api_req_started` entry: one whose text holds
+ * token counts. An in-flight entry (`{request}` only) waits; one a resume deletes was never
+ * counted. A request's tool calls (`say: "tool"`, `say: "command"`) are the ones between it and
+ * the next request, each 1/n of it; they wait until the request is closed (a later request, or
+ * the task stopped to ask), so n is final when they are recorded.
+ */
+import { isWrongType, type WrongType } from "../../scan/schema.ts";
+import { latestTs, validTs } from "../timing.ts";
+import { TurnBuilder } from "../turns.ts";
+import type { DocumentSignals, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
+import { requestKey, taskToolKey, taskTurnKey } from "./dedup.ts";
+import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
+import type { ScannedUiMessages, TaskRoot } from "./types.ts";
+
+/** What the task format has in place of the CLI's agents: one conversation per task. */
+export const TASK_AGENT = "lead";
+
+/** Tool name of a `say: "command"` entry (the legacy core's execute_command tool). */
+export const COMMAND_TOOL = "execute_command";
+
+/**
+ * Asks after which the task does nothing until the user acts: the request before them is closed
+ * (legacy core's ClineAsk; docs/cline-format.md §15.4).
+ */
+const STOP_ASKS: ReadonlySet<string> = new Set([
+  "completion_result",
+  "resume_task",
+  "resume_completed_task",
+  "followup",
+  "plan_mode_respond",
+  "mistake_limit_reached",
+  "api_req_failed",
+]);
+
+export interface TaskContext {
+  readonly root: TaskRoot;
+  readonly taskId: string;
+  readonly path: string;
+  /** The task's cwd from taskHistory.json ("" when unknown). */
+  readonly project: string;
+}
+
+export interface ParsedTask {
+  readonly events: UsageEvent[];
+  readonly toolCalls: ToolCall[];
+  readonly problems: Problem[];
+  readonly signals: DocumentSignals;
+  /** Sums of the final entries, to check against taskHistory.json. */
+  readonly sums: RecordedTokens;
+  /** Requests still in flight (no counts yet) and tool calls waiting for their request to close. */
+  readonly waiting: { readonly requests: number; readonly toolCalls: number };
+}
+
+interface PendingTool {
+  readonly name: string;
+  readonly ts: number;
+  readonly n: number;
+}
+
+interface Request {
+  readonly ts: number;
+  readonly key: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly turnId: string;
+  /** Undefined while in flight (or when its counts were rejected). */
+  final: boolean;
+  readonly tools: PendingTool[];
+}
+
+function text(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function count(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
+/** A request entry's recorded counts, or why they are rejected; undefined while in flight. */
+export function readCounts(
+  t: Record<string, unknown>,
+): { ok: RecordedTokens } | { reason: string } | undefined {
+  if (t.tokensIn === undefined && t.tokensOut === undefined) return undefined;
+  const out: Record<string, number> = {};
+  for (const n of ["tokensIn", "tokensOut", "cacheReads", "cacheWrites"] as const) {
+    const v = t[n];
+    // Older entries had no cache fields: absent is none, a wrong value is rejected.
+    if (v === undefined && (n === "cacheReads" || n === "cacheWrites")) {
+      out[n] = 0;
+      continue;
+    }
+    const c = count(v);
+    if (c === undefined) {
+      const shown = isWrongType(v) ? `a ${(v as WrongType).wrongType}` : String(v);
+      return { reason: `${n} is ${shown}, not a non-negative safe integer` };
+    }
+    out[n] = c;
+  }
+  const ok = out as unknown as RecordedTokens;
+  if (!Number.isSafeInteger(ok.tokensIn + ok.tokensOut + ok.cacheReads + ok.cacheWrites))
+    return { reason: "counts sum beyond 2^53" };
+  return { ok };
+}
+
+export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): ParsedTask {
+  const events: UsageEvent[] = [];
+  const toolCalls: ToolCall[] = [];
+  const problems: Problem[] = [];
+  const sums = { tokensIn: 0, tokensOut: 0, cacheReads: 0, cacheWrites: 0 };
+  // The task prompt opens the first turn, each `user_feedback` (a reply, a resume) the next.
+  const turns = new TurnBuilder(
+    {
+      sessionId: ctx.taskId,
+      rootSessionId: ctx.taskId,
+      agent: TASK_AGENT,
+      project: ctx.project,
+      path: ctx.path,
+    },
+    (turnId) => taskTurnKey(ctx.root.path, ctx.taskId, turnId),
+  );
+  const { root, taskId, path, project } = ctx;
+  const client = root.client;
+  let lastTsMs = 0;
+  let waitingRequests = 0;
+  if (doc === undefined || isWrongType(doc)) {
+    problems.push({ path, code: "not-a-task-document", detail: "top-level value is not an array" });
+    return done();
+  }
+  const requestTs = new Set<number>();
+  const toolTs = new Map<number, number>();
+  let model = "";
+  let provider = "";
+  let current: Request | undefined;
+  /** Tools before any request (none are expected): recorded without a paying request. */
+  const orphans: PendingTool[] = [];
+
+  const close = (r: Request | undefined): void => {
+    if (r === undefined) return;
+    for (const t of r.tools) pushTool(t, r);
+    r.tools.length = 0;
+  };
+  const toolResults: ToolResult[] = [];
+  const pushTool = (t: PendingTool, r: Request | undefined): void => {
+    const callKey = taskToolKey(root.path, taskId, t.ts, t.n);
+    // No file records a call's outcome or end: its result is "unknown" at its own time (a span
+    // of 0 ms at a known instant), never a cut-off call, never an invented duration.
+    toolResults.push({
+      callKey,
+      toolUseId: "",
+      sessionId: taskId,
+      agent: TASK_AGENT,
+      messageId: String(t.ts),
+      timestampMs: t.ts,
+      isError: null,
+      sourcePath: path,
+    });
+    toolCalls.push({
+      callKey,
+      usageKey: r?.final === true ? r.key : "",
+      sessionId: taskId,
+      agent: TASK_AGENT,
+      toolName: t.name,
+      timestampMs: t.ts,
+      divisor: r === undefined ? 1 : Math.max(1, r.tools.length),
+      model: r?.model ?? model,
+      provider: r?.provider ?? provider,
+      project,
+      sourcePath: path,
+      messageId: String(t.ts),
+      turnId: r?.turnId ?? turns.currentId(),
+      client,
+    });
+  };
+
+  for (const msg of doc) {
+    if (isWrongType(msg)) continue;
+    const ts = validTs(msg.ts);
+    lastTsMs = latestTs(lastTsMs, ts);
+    const mi = msg.modelInfo !== undefined && !isWrongType(msg.modelInfo) ? msg.modelInfo : undefined;
+    if (mi !== undefined) {
+      model = text(mi.modelId) ?? model;
+      provider = text(mi.providerId) ?? provider;
+    }
+    if (msg.type === "ask") {
+      if (STOP_ASKS.has(text(msg.ask) ?? "")) close(current);
+      continue;
+    }
+    const say = text(msg.say);
+    const body =
+      msg.text !== undefined && !isWrongType(msg.text) ? (msg.text as Record<string, unknown>) : undefined;
+    if (say === "task" || say === "user_feedback") {
+      turns.open(String(ts), ts);
+      continue;
+    }
+    turns.touch(ts);
+    if (say === "completion_result") close(current);
+    else if (say === "tool" || say === "command") {
+      const name =
+        say === "command" ? COMMAND_TOOL : typeof body?.tool === "string" ? body.tool : "(unlisted)";
+      const n = toolTs.get(ts) ?? 0;
+      toolTs.set(ts, n + 1);
+      (current?.tools ?? orphans).push({ name, ts, n });
+    } else if (say === "api_req_started") {
+      close(current);
+      current = undefined;
+      if (ts === 0) {
+        problems.push({ path, code: "missing-ts", detail: "api_req_started without a valid ts" });
+        continue;
+      }
+      if (requestTs.has(ts)) {
+        problems.push({ path, code: "duplicate-ts", detail: `two api_req_started entries with ts ${ts}` });
+        continue;
+      }
+      requestTs.add(ts);
+      const r: Request = {
+        ts,
+        key: requestKey(root.path, taskId, ts),
+        model,
+        provider,
+        turnId: turns.currentId(),
+        final: false,
+        tools: [],
+      };
+      current = r;
+      if (body === undefined) {
+        problems.push({
+          path,
+          code: "invalid-request-entry",
+          detail: `request ${ts}: text is not a JSON object`,
+        });
+        continue;
+      }
+      const counts = readCounts(body);
+      if (counts === undefined) {
+        waitingRequests++;
+        continue;
+      }
+      if ("reason" in counts) {
+        problems.push({ path, code: "invalid-counts", detail: `request ${ts}: ${counts.reason}` });
+        continue;
+      }
+      const t = counts.ok;
+      const c = taskComponents(provider, t);
+      if (c.anomaly !== undefined)
+        problems.push({ path, code: c.anomaly, detail: `request ${ts}: provider "${provider}"` });
+      r.final = true;
+      sums.tokensIn += t.tokensIn;
+      sums.tokensOut += t.tokensOut;
+      sums.cacheReads += t.cacheReads;
+      sums.cacheWrites += t.cacheWrites;
+      const cost = body.cost;
+      events.push({
+        dedupKey: r.key,
+        sessionId: taskId,
+        agent: TASK_AGENT,
+        messageId: String(ts),
+        timestampMs: ts,
+        model,
+        provider,
+        project,
+        input: c.input,
+        output: c.output,
+        cacheRead: c.cacheRead,
+        cacheWrite: c.cacheWrite,
+        total: c.total,
+        cacheBranch: c.cacheBranch,
+        // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price.
+        recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? cost : null,
+        // The calls recorded so far; the calls themselves carry the final divisor.
+        toolCallCount: 0,
+        sourcePath: path,
+        startMs: ts,
+        turnId: r.turnId,
+        client,
+        endApproximate: true,
+      });
+    }
+  }
+  for (const t of orphans) pushTool(t, undefined);
+  return done();
+
+  function done(): ParsedTask {
+    const calls = new Map<string, number>();
+    for (const c of toolCalls) calls.set(c.usageKey, (calls.get(c.usageKey) ?? 0) + 1);
+    for (const e of events) (e as { toolCallCount: number }).toolCallCount = calls.get(e.dedupKey) ?? 0;
+    const waitingTools = current?.tools.length ?? 0;
+    const signals: DocumentSignals = {
+      sessionId: taskId,
+      rootSessionId: taskId,
+      agent: TASK_AGENT,
+      lastTsMs,
+      toolResults,
+      turns: turns.done(),
+    };
+    return {
+      events,
+      toolCalls,
+      problems,
+      signals,
+      sums,
+      waiting: { requests: waitingRequests, toolCalls: waitingTools },
+    };
+  }
+}

@@ -1,0 +1,64 @@
+import { arr, embedded, num, obj, oneOf, str } from "../../scan/schema.ts";
+
+/**
+ * The tool names of `say: "tool"` (the legacy core's ClineSayTool, docs/cline-format.md §15.4):
+ * matched as bytes, so a name outside the list is `unlisted` and nothing of the tool JSON (paths,
+ * file contents, diffs) ever becomes a string.
+ */
+export const SAY_TOOL_NAMES = [
+  "editedExistingFile",
+  "newFileCreated",
+  "fileDeleted",
+  "readFile",
+  "listFilesTopLevel",
+  "listFilesRecursive",
+  "listCodeDefinitionNames",
+  "searchFiles",
+  "webFetch",
+  "webSearch",
+  "summarizeTask",
+  "useSkill",
+] as const;
+
+/**
+ * What a message's `text` may hold that is read: the numbers of an `api_req_started` entry and
+ * the name of a `say: "tool"` entry. The text is a JSON string inside the JSON document; it is
+ * scanned as one (src/scan/embedded.ts): `request`, command lines and prose are crossed as bytes.
+ */
+const textSchema = obj({
+  tokensIn: num,
+  tokensOut: num,
+  cacheReads: num,
+  cacheWrites: num,
+  cost: num,
+  tool: oneOf(SAY_TOOL_NAMES),
+  cancelReason: oneOf(["streaming_failed", "user_cancelled"]),
+});
+
+/** `tasks/<taskId>/ui_messages.json`: the ONLY fields of it this process decodes. */
+export const uiMessagesSchema = arr(
+  obj({
+    ts: num,
+    type: oneOf(["say", "ask"]),
+    say: str(64),
+    ask: str(64),
+    text: embedded(textSchema),
+    modelInfo: obj({ providerId: str(128), modelId: str(512), mode: str(32) }),
+  }),
+);
+
+/**
+ * `state/taskHistory.json`: per task its id and lifetime totals, read only to check the
+ * per-request sums (never added); never `task` (the prompt) or any other field.
+ */
+export const taskHistorySchema = arr(
+  obj({
+    id: str(128),
+    tokensIn: num,
+    tokensOut: num,
+    cacheReads: num,
+    cacheWrites: num,
+    totalCost: num,
+    cwdOnTaskInitialization: str(8192),
+  }),
+);

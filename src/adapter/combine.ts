@@ -1,0 +1,34 @@
+/**
+ * Several agents' adapters as one, for the generic collector: discovery concatenates theirs, and
+ * each source goes back to the adapter that listed it (by its `adapterId`, which every adapter
+ * sets on its sources). Keys are each adapter's own: nothing is deduplicated across them.
+ */
+import type { Adapter } from "./types.ts";
+
+export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapter {
+  if (adapters.length === 1) return adapters[0] as Adapter;
+  /** Which adapter listed sources of each adapterId (an adapter may own several surfaces). */
+  const owner = new Map<string, Adapter>();
+  const pick = (adapterId: string): Adapter => {
+    const a = owner.get(adapterId);
+    if (a === undefined) throw new Error(`combineAdapters: no adapter listed a source of ${adapterId}`);
+    return a;
+  };
+  return {
+    id,
+    async discover() {
+      const results = await Promise.all(adapters.map((a) => a.discover()));
+      results.forEach((r, i) => {
+        for (const s of r.sources) owner.set(s.adapterId, adapters[i] as Adapter);
+        for (const l of r.listings ?? []) owner.set(l.adapterId, adapters[i] as Adapter);
+      });
+      return {
+        sources: results.flatMap((r) => r.sources),
+        problems: results.flatMap((r) => r.problems),
+        listings: results.flatMap((r) => r.listings ?? []),
+      };
+    },
+    collectIncremental: (source, checkpoint) => pick(source.adapterId).collectIncremental(source, checkpoint),
+    unchangedNow: (source, checkpoint) => pick(source.adapterId).unchangedNow?.(source, checkpoint) ?? false,
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * The nested scan of an `embedded` string (a JSON document stored as a JSON string, such as
+ * Cline's `api_req_started` text): the outer string's raw bytes are unescaped into a byte
+ * buffer, piece by piece as the outer scan crosses them, and fed to an inner ScanMachine with
+ * the inner schema (made by the outer one). No JS string is ever made of the content; only what the inner schema
+ * allow-lists is decoded, as in any scan.
+ */
+import { readHex4, simpleEscape } from "./decode.ts";
+import { ScanError } from "./errors.ts";
+import { WRONG } from "./schema.ts";
+
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** Thrown by the unescaper: the outer string is malformed, which the outer scan reports. */
+class BadEscape extends Error {}
+
+/**
+ * The inner scan: a ScanMachine over the inner schema, made by the outer machine (machine.ts
+ * imports this module; taking the machine as an argument keeps the two out of an import circle).
+ */
+export interface InnerScan {
+  feed(buf: Buffer): void;
+  end(): unknown;
+}
+
+export class EmbeddedScan {
+  /** The inner content is not one JSON value: the rest is only crossed, never unescaped. */
+  private failed = false;
+  private fed = false;
+  /** The start of an escape cut by a chunk boundary (at most `\uXXXX\uXXXX`). */
+  private pending: Buffer | null = null;
+  private out = Buffer.allocUnsafe(256);
+
+  constructor(private readonly inner: InnerScan) {}
+
+  /** The outer string's raw (still escaped) bytes `buf[a..b)`; `last`: the closing quote follows. */
+  feed(buf: Buffer, a: number, b: number, last: boolean): void {
+    if (this.failed || a === b) {
+      if (last && this.pending !== null && !this.failed) this.fail();
+      return;
+    }
+    let src = buf;
+    let from = a;
+    let to = b;
+    if (this.pending !== null) {
+      src = Buffer.concat([this.pending, buf.subarray(a, b)]);
+      from = 0;
+      to = src.length;
+      this.pending = null;
+    }
+    // Fast path: no escape in the piece, fed as it is (the machine keeps no reference to it).
+    const first = src.indexOf(BACKSLASH, from);
+    if (first < 0 || first >= to) {
+      this.push(src.subarray(from, to));
+      return;
+    }
+    if (this.out.length < to - from) this.out = Buffer.allocUnsafe(Math.max(to - from, this.out.length * 2));
+    const out = this.out;
+    let n = 0;
+    let p = from;
+    try {
+      for (;;) {
+        const bs = src.indexOf(BACKSLASH, p);
+        const end = bs < 0 || bs >= to ? to : bs;
+        n += src.copy(out, n, p, end);
+        if (end === to) break;
+        if (!this.unescapeAt(src, bs, to, out, n, last)) {
+          // The escape goes on in the next piece.
+          this.pending = Buffer.from(src.subarray(bs, to));
+          break;
+        }
+        p = this.read;
+        n = this.written;
+      }
+    } catch (e) {
+      if (!(e instanceof BadEscape)) throw e;
+      // Skipped strings tolerate bad escapes (machine.ts); here they only end the nested scan.
+      this.fail();
+      return;
+    }
+    this.push(out.subarray(0, n));
+  }
+
+  /** Where unescapeAt stopped reading `src` and writing `out`. */
+  private read = 0;
+  private written = 0;
+
+  /**
+   * Decodes the escape at `src[bs]` into `out[n..]`, setting `read` and `written`. False when it
+   * is cut by the end of a piece that is not the last.
+   */
+  private unescapeAt(src: Buffer, bs: number, to: number, out: Buffer, n: number, last: boolean): boolean {
+    if (bs + 1 >= to) {
+      if (last) throw new BadEscape("string ends in a backslash");
+      return false;
+    }
+    const e = src[bs + 1] as number;
+    if (e !== 0x75) {
+      const v = simpleEscape(e);
+      if (v < 0) throw new BadEscape("invalid escape");
+      out[n] = v;
+      this.read = bs + 2;
+      this.written = n + 1;
+      return true;
+    }
+    if (bs + 6 > to) {
+      if (last) throw new BadEscape("cut \\u escape");
+      return false;
+    }
+    let cp = readHex4(src, bs + 1, to);
+    if (cp < 0) throw new BadEscape("bad \\u escape");
+    let read = bs + 6;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      // A high surrogate: a low one may follow (possibly in the next piece).
+      if (read + 6 > to && !last && (read === to || src[read] === BACKSLASH)) return false;
+      if (read + 6 <= to && src[read] === BACKSLASH && src[read + 1] === 0x75) {
+        const lo = readHex4(src, read + 1, to);
+        if (lo >= 0xdc00 && lo <= 0xdfff) {
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          read += 6;
+        }
+      }
+    }
+    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd; // a lone surrogate: as UTF-8 would show it
+    this.read = read;
+    this.written = n + utf8(cp, out, n);
+    return true;
+  }
+
+  private push(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    if (!this.fed) {
+      // Most texts are prose or command lines: decided by their first byte, without the inner
+      // scan's exception (a ScanError's stack trace costs more than the whole scan of a text).
+      let i = 0;
+      while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+      if (i === bytes.length) return;
+      if (bytes[i] !== OPEN_BRACE) {
+        this.fail();
+        return;
+      }
+    }
+    this.fed = true;
+    try {
+      this.inner.feed(bytes);
+    } catch (e) {
+      if (!(e instanceof ScanError)) throw e;
+      // Not JSON (a command line, prose): the outcome is `not-json`, not an error of the document.
+      this.fail();
+    }
+  }
+
+  private fail(): void {
+    this.failed = true;
+    this.pending = null;
+  }
+
+  /** The decoded inner value, or `not-json`. */
+  end(): unknown {
+    if (this.failed || !this.fed) return WRONG["not-json"];
+    try {
+      return this.inner.end();
+    } catch (e) {
+      if (!(e instanceof ScanError)) throw e;
+      return WRONG["not-json"];
+    }
+  }
+}
+
+function utf8(cp: number, out: Buffer, n: number): number {
+  if (cp < 0x80) {
+    out[n] = cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[n] = 0xc0 | (cp >> 6);
+    out[n + 1] = 0x80 | (cp & 0x3f);
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[n] = 0xe0 | (cp >> 12);
+    out[n + 1] = 0x80 | ((cp >> 6) & 0x3f);
+    out[n + 2] = 0x80 | (cp & 0x3f);
+    return 3;
+  }
+  out[n] = 0xf0 | (cp >> 18);
+  out[n + 1] = 0x80 | ((cp >> 12) & 0x3f);
+  out[n + 2] = 0x80 | ((cp >> 6) & 0x3f);
+  out[n + 3] = 0x80 | (cp & 0x3f);
+  return 4;
+}

@@ -1,0 +1,47 @@
+/** Task-format trees for tests: `<root>/tasks/<id>/ui_messages.json` and `state/taskHistory.json`. */
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export type UiMessage = Record<string, unknown>;
+
+export const OPENAI = { providerId: "openai", modelId: "gpt-4o", mode: "act" };
+export const ANTHROPIC = { providerId: "anthropic", modelId: "claude-sonnet-4-5", mode: "act" };
+
+/** A final `api_req_started` entry as the legacy core writes it (text: a JSON string). */
+export function request(
+  ts: number,
+  counts: Record<string, number> | undefined,
+  modelInfo = OPENAI,
+  request = "req",
+): UiMessage {
+  const text = JSON.stringify(counts === undefined ? { request } : { request, ...counts });
+  return { ts, type: "say", say: "api_req_started", text, modelInfo, conversationHistoryIndex: 0 };
+}
+
+export function say(ts: number, kind: string, text: string): UiMessage {
+  return { ts, type: "say", say: kind, text, modelInfo: OPENAI };
+}
+
+export function ask(ts: number, kind: string, text = ""): UiMessage {
+  return { ts, type: "ask", ask: kind, text };
+}
+
+export function tool(ts: number, name: string, extra: Record<string, unknown> = {}): UiMessage {
+  return say(ts, "tool", JSON.stringify({ tool: name, path: "src/a.ts", content: "x", ...extra }));
+}
+
+/** Writes (or rewrites, through a temp file and a rename as Cline does) one task's messages. */
+export function writeTask(root: string, taskId: string, messages: readonly UiMessage[]): string {
+  const dir = join(root, "tasks", taskId);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "ui_messages.json");
+  const tmp = join(dir, `ui_messages.json.tmp.${Date.now()}.x1.json`);
+  writeFileSync(tmp, JSON.stringify(messages));
+  renameSync(tmp, path);
+  return path;
+}
+
+export function writeHistory(root: string, entries: readonly Record<string, unknown>[]): void {
+  mkdirSync(join(root, "state"), { recursive: true });
+  writeFileSync(join(root, "state", "taskHistory.json"), JSON.stringify(entries));
+}

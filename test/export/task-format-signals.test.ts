@@ -1,0 +1,72 @@
+/**
+ * The task format's requests and tool calls as event records and spans: `cline.client` from the
+ * root (`vscode` for an editor's global storage), and `cline.end.known=false` on a request, whose
+ * end no file records (docs/cline-format.md §15.3), while a CLI 3.x request says nothing of it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { afterAll, describe, expect, it } from "vitest";
+import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
+import { CLINE_EXTENSION_ID, taskRootCandidates } from "../../src/adapter/cline-tasks/paths.ts";
+import { runPass } from "../../src/collector/pass.ts";
+import { toLogRecord } from "../../src/export/events/records.ts";
+import { buildPriceLookup } from "../../src/export/price-lookup.ts";
+import { toSpan } from "../../src/export/traces/spans.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+import { ask, request, say, writeTask } from "../adapter/cline-tasks/helpers.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "task-signals-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("task-format signals", () => {
+  it("carry cline.client and mark a request's end as not known", async () => {
+    const home = join(dir, "home");
+    const storage = join(home, ".config", "Code", "User", "globalStorage", CLINE_EXTENSION_ID);
+    const counts = { tokensIn: 100, tokensOut: 10, cacheReads: 0, cacheWrites: 0, cost: 0 };
+    writeTask(storage, "1796000000001", [
+      say(1_796_000_000_001, "task", "t"),
+      request(1_796_000_000_010, counts),
+      say(1_796_000_000_020, "command", "ls"),
+      ask(1_796_000_000_030, "completion_result"),
+    ]);
+    const ledger = Ledger.open(join(dir, "state"));
+    try {
+      const roots = taskRootCandidates({ home, platform: "linux", env: {}, cwd: home });
+      await runPass(createClineTasksAdapter(roots), ledger);
+      const s = ledger.signals;
+      if (s === undefined) throw new Error("no signals");
+      const rows = s.batch(s.cursor("t", 0), new Set(["chat", "tool"] as const), 100).rows;
+      const ctx = {
+        resource: resourceFromAttributes({}),
+        scope: { name: "cline-otel" },
+        project: "path" as const,
+        priceOf: buildPriceLookup(undefined),
+      };
+      const chat = rows.find((r) => r.kind === "chat");
+      const tool = rows.find((r) => r.kind === "tool");
+      if (chat === undefined || tool === undefined) throw new Error(`rows: ${rows.map((r) => r.kind)}`);
+      expect(toLogRecord(chat, ctx, 0)?.attributes).toMatchObject({
+        "cline.client": "vscode",
+        "cline.end.known": false,
+      });
+      expect(toSpan(chat, ctx).attributes).toMatchObject({
+        "cline.client": "vscode",
+        "cline.end.known": false,
+      });
+      expect(toSpan(tool, ctx).attributes).toMatchObject({
+        "cline.client": "vscode",
+        "gen_ai.tool.name": "execute_command",
+      });
+      // No outcome in the files: unknown, not a cut-off call; 0 ms at the tool message's time.
+      expect(toSpan(tool, ctx).attributes).toMatchObject({
+        "cline.tool.outcome": "unknown",
+        "cline.tool.cancelled": false,
+      });
+      expect([tool.tsMs, tool.endMs]).toEqual([1_796_000_000_020, 1_796_000_000_020]);
+    } finally {
+      ledger.close();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * PRIVACY CANARY for the task format: the request text inside `api_req_started` (a string inside a
+ * string), tool JSON bodies, command lines, prose, the task history's prompt and secrets.json all
+ * hold a canary; after a real pass and report, it is in none of the heap, the ledger, the output.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectCanaryAbsent, runCanaryChild } from "../helpers/canary.ts";
+
+let dir: string;
+let home: string;
+let canary: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "tasks-canary-"));
+  home = join(dir, "home");
+  canary = `CNRY${randomBytes(8).toString("hex")}`;
+  const c = (f: string) => `${canary}_${f}`;
+  const data = join(home, ".cline", "data");
+  const task = join(data, "tasks", "1796000000000");
+  mkdirSync(task, { recursive: true });
+  mkdirSync(join(data, "state"), { recursive: true });
+  const mi = { providerId: "anthropic", modelId: "claude-sonnet-4-5-20250929", mode: "act" };
+  const req = `<task>\n${c("request")} "quoted" \\ é😀\n</task>`;
+  const msgs = [
+    { ts: 1796000000001, type: "say", say: "task", text: c("task"), modelInfo: mi },
+    {
+      ts: 1796000000002,
+      type: "say",
+      say: "api_req_started",
+      text: JSON.stringify({
+        request: req,
+        tokensIn: 10,
+        tokensOut: 20,
+        cacheReads: 30,
+        cacheWrites: 40,
+        cost: 0.01,
+      }),
+      modelInfo: mi,
+    },
+    { ts: 1796000000003, type: "say", say: "text", text: c("text"), modelInfo: mi },
+    {
+      ts: 1796000000004,
+      type: "say",
+      say: "tool",
+      text: JSON.stringify({ tool: "readFile", path: c("path"), content: c("content") }),
+    },
+    { ts: 1796000000005, type: "say", say: "tool", text: JSON.stringify({ tool: c("toolname"), path: "x" }) },
+    { ts: 1796000000006, type: "say", say: "command", text: `echo ${c("command")}` },
+    {
+      ts: 1796000000007,
+      type: "say",
+      say: "api_req_started",
+      text: JSON.stringify({ request: c("inflight") }),
+    },
+    { ts: 1796000000008, type: "ask", ask: "completion_result", text: c("completion") },
+  ];
+  writeFileSync(join(task, "ui_messages.json"), JSON.stringify(msgs));
+  writeFileSync(
+    join(task, "api_conversation_history.json"),
+    JSON.stringify([{ role: "user", content: c("history") }]),
+  );
+  writeFileSync(
+    join(data, "state", "taskHistory.json"),
+    JSON.stringify([
+      {
+        id: "1796000000000",
+        task: c("prompt"),
+        tokensIn: 10,
+        tokensOut: 20,
+        cacheReads: 30,
+        cacheWrites: 40,
+      },
+    ]),
+  );
+  writeFileSync(join(data, "secrets.json"), JSON.stringify({ apiKey: c("secret") }));
+  writeFileSync(join(data, "globalState.json"), JSON.stringify({ x: c("global") }));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("task format privacy by construction", () => {
+  it("no request text, tool body, command or prompt becomes a string, while the counts go through", () => {
+    const run = runCanaryChild("test/privacy/tasks-canary-child.ts", dir, "tasks", [home], false);
+    expectCanaryAbsent(run, canary);
+    expect(run.out).toContain("readFile");
+    expect(run.out).toContain("execute_command");
+    expect(run.out).toContain("claude-sonnet-4-5-20250929");
+    expect(run.out).toContain(`"cacheRead":30,"cacheWrite":40,"events":1,"toolCalls":3`);
+  });
+
+  it("control: decoding the document the ordinary way puts the canary in the heap", () => {
+    const { snapshot } = runCanaryChild("test/privacy/tasks-canary-child.ts", dir, "control", [home], true);
+    expect(snapshot.includes(Buffer.from(`${canary}_request`))).toBe(true);
+  });
+});
