@@ -216,4 +216,25 @@ describe("startMockLlm", () => {
     expect(mock.records.map((r) => r.route)).toEqual(["sum"]);
     expect(seen).toEqual(["a#0", "sum#0"]);
   });
+  it("holds a `hold` step open without a record until the client goes away", async () => {
+    mock = await startMockLlm({ routes: { h: [{ kind: "hold" }] } });
+    const abort = new AbortController();
+    const res = await fetch(`${mock.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "wait [[mock:h]]" }] }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    await mock.waitForTurns("h", 1, 1000);
+    const body = res.body?.getReader();
+    const next = body?.read();
+    // Nothing is streamed: the read is still pending after a while.
+    const raced = await Promise.race([next, new Promise((r) => setTimeout(() => r("pending"), 200))]);
+    expect(raced).toBe("pending");
+    abort.abort();
+    await expect(next).rejects.toThrow();
+    expect(mock.requests.map((r) => r.outcome)).toEqual(["held"]);
+    expect(mock.records).toEqual([]);
+  });
 });
