@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Installs the real Cline CLI (npm cline@3.0.65) OUTSIDE the project's dependencies, for the
-# fixture harness and the live end-to-end test. Idempotent: a matching install is reused.
-# The package is a Bun-compiled binary shipped in a platform package (@cline/cli-linux-x64), ~430 MB.
+# Installs a real Cline CLI OUTSIDE the project's dependencies, for the fixture harness and the live
+# tests; prints the binary on its last line. Idempotent: a matching install is reused.
+#   .ci/install-cline.sh                    cline@3.0.65 (a Bun-compiled binary shipped in a platform
+#                                           package, @cline/cli-linux-x64, ~430 MB) into
+#                                           ${CLINE_OTEL_CLINE_PREFIX:-/opt/cline-3.0.65}
+#   .ci/install-cline.sh <version> <prefix> another version (.ci/install-cline2.sh: 2.18.0)
 set -euo pipefail
 
-VERSION="3.0.65"
-PREFIX="${CLINE_OTEL_CLINE_PREFIX:-/opt/cline-${VERSION}}"
+VERSION="${1:-3.0.65}"
+PREFIX="${2:-${CLINE_OTEL_CLINE_PREFIX:-/opt/cline-${VERSION}}}"
 BIN="$PREFIX/node_modules/.bin/cline"
 
 installed_version() {
