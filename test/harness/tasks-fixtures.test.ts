@@ -169,8 +169,32 @@ describe("task-format fixtures of the real Cline CLI 2.18.0", () => {
     rmSync(data, { recursive: true });
     cpSync(join(gt.fixtureRoot, gt.dataDir), data, { recursive: true });
     const second = await collect(data);
+    // The ledger keeps a key's first event (exactly once): what each pass emitted, first one wins.
+    const ledger = new Map<string, UsageEvent>();
+    for (const e of [...first.events, ...second.events])
+      if (!ledger.has(e.dedupKey)) ledger.set(e.dedupKey, e);
+    expect(
+      [...ledger.values()].map((e) => [e.input, e.output, e.cacheRead, e.cacheWrite]),
+      `${name}: the ledger after both passes`,
+    ).toEqual(
+      gt.records.map((r) => [
+        r.components.input,
+        r.components.output,
+        r.components.cacheRead,
+        r.components.cacheWrite,
+      ]),
+    );
     return { gt, before, first, second };
   }
+
+  it("retry-400: during the retry's delay the failed entry (zeros, streaming_failed) waits; the retry's usage is counted", async () => {
+    const { before, first, second } = await beforeThenAfter("retry-400");
+    expect(before.when).toBe("failed stream");
+    expect([before.records, before.failedStreams, before.inFlight]).toEqual([0, 1, 1]);
+    expect(first.problems).toEqual([]);
+    expect(first.events).toEqual([]);
+    expect(second.events).toHaveLength(2);
+  });
 
   it("resume: the resumed task keeps its first requests; nothing counted twice", async () => {
     const { gt, before, first, second } = await beforeThenAfter("resume");

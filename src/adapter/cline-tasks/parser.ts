@@ -149,7 +149,12 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
     });
   };
 
-  for (const msg of doc) {
+  // The last request entry: a failed stream's there is still Cline's to rewrite (docs/cline-format.md §15.8).
+  let lastRequest = -1;
+  doc.forEach((m, i) => {
+    if (!isWrongType(m) && m.say === "api_req_started") lastRequest = i;
+  });
+  for (const [i, msg] of doc.entries()) {
     if (isWrongType(msg)) continue;
     const ts = validTs(msg.ts);
     lastTsMs = latestTs(lastTsMs, ts);
@@ -208,7 +213,11 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
         continue;
       }
       const counts = readCounts(body);
-      if (counts === undefined) {
+      // During the retry's delay the failed attempt's entry holds zeros and cancelReason
+      // "streaming_failed"; the retry then writes its usage into that same entry (same ts, the
+      // key): while it is the task's last request it waits, as an in-flight one does.
+      const retrying = body.cancelReason === "streaming_failed" && i === lastRequest;
+      if (counts === undefined || retrying) {
         waitingRequests++;
         continue;
       }
