@@ -196,6 +196,17 @@ describe("task-format fixtures of the real Cline CLI 2.18.0", () => {
     expect(second.events).toHaveLength(2);
   });
 
+  it("anthropic-tools: mid-stream the entry holds message_start's counts (provisional output) and waits", async () => {
+    const { gt, before, first } = await beforeThenAfter("anthropic-tools");
+    expect(before.when).toBe("provisional usage");
+    expect([before.records, before.inFlight]).toEqual([1, 1]);
+    expect(first.problems).toEqual([]);
+    expect(first.events).toHaveLength(1);
+    // The streaming request's input and cache counts are already written: only its output is not final.
+    const streaming = gt.records[1];
+    expect(streaming?.components.output).toBeGreaterThan(1);
+  });
+
   it("resume: the resumed task keeps its first requests; nothing counted twice", async () => {
     const { gt, before, first, second } = await beforeThenAfter("resume");
     expect(gt.taskIds).toHaveLength(1);
