@@ -237,4 +237,20 @@ describe("startMockLlm", () => {
     expect(mock.requests.map((r) => r.outcome)).toEqual(["held"]);
     expect(mock.records).toEqual([]);
   });
+  it("pauses a reply after its first event when asked (message_start's usage, then the rest)", async () => {
+    mock = await startMockLlm({
+      routes: { p: [{ kind: "reply", text: "hi", usage: { input: 9, output: 4 }, pauseAfterStartMs: 300 }] },
+    });
+    const t0 = Date.now();
+    const res = await post("/v1/messages", "go [[mock:p]]");
+    const reader = res.body?.getReader();
+    const first = new TextDecoder().decode((await reader?.read())?.value);
+    expect(first).toContain("event: message_start");
+    expect(first).not.toContain("message_delta");
+    let rest = "";
+    for (let r = await reader?.read(); r && !r.done; r = await reader?.read())
+      rest += new TextDecoder().decode(r.value);
+    expect(rest).toContain("event: message_delta");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+  });
 });
