@@ -16,7 +16,7 @@ const DIM_SQL: Record<LedgerDim, string> = {
   session: "session_id",
   agent: "agent",
   tool: "tool_name",
-  // The Cline client (cli, vscode, ...) its adapter recorded; '' before ledger v17.
+  // The Cline client (cli, vscode, ...) its adapter recorded ('': the adapter did not say).
   client: "client",
 };
 

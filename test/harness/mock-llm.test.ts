@@ -216,4 +216,41 @@ describe("startMockLlm", () => {
     expect(mock.records.map((r) => r.route)).toEqual(["sum"]);
     expect(seen).toEqual(["a#0", "sum#0"]);
   });
+  it("holds a `hold` step open without a record until the client goes away", async () => {
+    mock = await startMockLlm({ routes: { h: [{ kind: "hold" }] } });
+    const abort = new AbortController();
+    const res = await fetch(`${mock.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "wait [[mock:h]]" }] }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    await mock.waitForTurns("h", 1, 1000);
+    const body = res.body?.getReader();
+    const next = body?.read();
+    // Nothing is streamed: the read is still pending after a while.
+    const raced = await Promise.race([next, new Promise((r) => setTimeout(() => r("pending"), 200))]);
+    expect(raced).toBe("pending");
+    abort.abort();
+    await expect(next).rejects.toThrow();
+    expect(mock.requests.map((r) => r.outcome)).toEqual(["held"]);
+    expect(mock.records).toEqual([]);
+  });
+  it("pauses a reply after its first event when asked (message_start's usage, then the rest)", async () => {
+    mock = await startMockLlm({
+      routes: { p: [{ kind: "reply", text: "hi", usage: { input: 9, output: 4 }, pauseAfterStartMs: 300 }] },
+    });
+    const t0 = Date.now();
+    const res = await post("/v1/messages", "go [[mock:p]]");
+    const reader = res.body?.getReader();
+    const first = new TextDecoder().decode((await reader?.read())?.value);
+    expect(first).toContain("event: message_start");
+    expect(first).not.toContain("message_delta");
+    let rest = "";
+    for (let r = await reader?.read(); r && !r.done; r = await reader?.read())
+      rest += new TextDecoder().decode(r.value);
+    expect(rest).toContain("event: message_delta");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+  });
 });

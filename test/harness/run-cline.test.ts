@@ -6,11 +6,28 @@ import {
   resolveClinePaths,
   stripAnsi,
 } from "../../fixtures/harness/run-cline.ts";
+import { cline2Bin, taskChildEnv, taskDataDir } from "../../fixtures/harness/run-cline-tasks.ts";
 
 describe("clineBin", () => {
   it("defaults to the install-cline.sh location and honours CLINE_OTEL_CLINE_BIN", () => {
     expect(clineBin({})).toBe("/opt/cline-3.0.65/node_modules/.bin/cline");
     expect(clineBin({ CLINE_OTEL_CLINE_BIN: "/x/cline" })).toBe("/x/cline");
+  });
+});
+
+describe("cline2Bin / taskChildEnv (the 2.18.0 task-format runner)", () => {
+  it("defaults to the install-cline.sh location and honours CLINE_OTEL_CLINE2_BIN", () => {
+    expect(cline2Bin({})).toBe("/opt/cline-2.18.0/node_modules/.bin/cline");
+    expect(cline2Bin({ CLINE_OTEL_CLINE2_BIN: "/y/cline", CLINE_OTEL_CLINE_BIN: "/x/cline" })).toBe(
+      "/y/cline",
+    );
+    expect(taskDataDir("/h")).toBe("/h/.cline/data");
+  });
+
+  it("inherits nothing but PATH", () => {
+    const env = taskChildEnv("/h");
+    expect(Object.keys(env).sort()).toEqual(["HOME", "LANG", "PATH", "TERM"]);
+    expect(env.HOME).toBe("/h");
   });
 });
 

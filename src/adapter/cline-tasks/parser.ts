@@ -174,7 +174,17 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
     });
   };
 
-  for (const msg of doc) {
+  // The last request entry, and the last settled (non-partial) message: an entry after which
+  // nothing has settled is still streaming, and a failed stream's entry that is the last request
+  // is still Cline's to rewrite (docs/cline-format.md §15.8, traps 2 and 3).
+  let lastRequest = -1;
+  let lastSettled = -1;
+  doc.forEach((m, i) => {
+    if (isWrongType(m)) return;
+    if (m.say === "api_req_started") lastRequest = i;
+    if (m.partial !== true) lastSettled = i;
+  });
+  for (const [i, msg] of doc.entries()) {
     if (isWrongType(msg)) continue;
     const ts = validTs(msg.ts);
     lastTsMs = latestTs(lastTsMs, ts);
@@ -183,8 +193,10 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
       model = text(mi.modelId) ?? model;
       provider = text(mi.providerId) ?? provider;
     }
+    // A partial message is still streaming: it closes nothing yet.
+    const settled = msg.partial !== true;
     if (msg.type === "ask") {
-      if (STOP_ASKS.has(text(msg.ask) ?? "")) close(current);
+      if (settled && STOP_ASKS.has(text(msg.ask) ?? "")) close(current);
       continue;
     }
     const say = text(msg.say);
@@ -195,8 +207,9 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
       continue;
     }
     turns.touch(ts);
-    if (say === "completion_result") close(current);
-    else if (say === "tool" || say === "command") {
+    if (say === "completion_result") {
+      if (settled) close(current);
+    } else if (say === "tool" || say === "command") {
       const name =
         say === "command" ? COMMAND_TOOL : typeof body?.tool === "string" ? body.tool : "(unlisted)";
       const n = toolTs.get(ts) ?? 0;
@@ -233,7 +246,11 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
         continue;
       }
       const counts = readCounts(body);
-      if (counts === undefined) {
+      // During the retry's delay the failed attempt's entry holds zeros and cancelReason
+      // "streaming_failed"; the retry then writes its usage into that same entry (same ts, the
+      // key): while it is the task's last request it waits, as an in-flight one does.
+      const retrying = body.cancelReason === "streaming_failed" && i === lastRequest;
+      if (counts === undefined || retrying || i >= lastSettled) {
         waitingRequests++;
         continue;
       }

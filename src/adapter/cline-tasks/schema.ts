@@ -1,4 +1,4 @@
-import { arr, embedded, num, obj, oneOf, str } from "../../scan/schema.ts";
+import { arr, bool, embedded, num, obj, oneOf, str } from "../../scan/schema.ts";
 
 /**
  * The tool names of `say: "tool"` (the legacy core's ClineSayTool, docs/cline-format.md §15.4):
@@ -44,6 +44,7 @@ export const uiMessagesSchema = arr(
     ask: str(64),
     text: embedded(textSchema),
     modelInfo: obj({ providerId: str(128), modelId: str(512), mode: str(32) }),
+    partial: bool,
   }),
 );
 

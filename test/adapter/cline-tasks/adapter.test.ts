@@ -98,7 +98,7 @@ describe("task adapter", () => {
     writeFileSync(join(data, "secrets.json"), "{}");
     mkdirSync(join(data, "tasks", "1796000000002"));
     const vs = join(home, ".config", "Code", "User", "globalStorage", CLINE_EXTENSION_ID);
-    writeTask(vs, "1796000000003", [request(10, counts(5, 5))]);
+    writeTask(vs, "1796000000003", [request(10, counts(5, 5)), say(11, "text", "ok")]);
     const { obs, found, problems } = await collect();
     expect(found).toBe(2);
     expect(problems).toEqual([]);
@@ -117,7 +117,11 @@ describe("task adapter", () => {
 
   it("checks the per-request sums against taskHistory.json, never adding its totals", async () => {
     const data = join(home, ".cline", "data");
-    writeTask(data, "1796000000001", [request(10, counts(100, 20)), request(20, counts(50, 5))]);
+    writeTask(data, "1796000000001", [
+      request(10, counts(100, 20)),
+      request(20, counts(50, 5)),
+      say(21, "text", "ok"),
+    ]);
     writeHistory(data, [
       {
         id: "1796000000001",
@@ -147,7 +151,11 @@ describe("task adapter", () => {
     const first = await collect();
     const o1 = first.obs[0];
     if (o1?.status !== "read") throw new Error("not read");
-    writeTask(data, "1796000000001", [request(10, counts(100, 20)), request(20, counts(7, 7))]);
+    writeTask(data, "1796000000001", [
+      request(10, counts(100, 20)),
+      request(20, counts(7, 7)),
+      say(21, "text", "ok"),
+    ]);
     const second = await collect(o1.checkpoint);
     const o2 = second.obs[0];
     if (o2?.status !== "read") throw new Error("not read again");

@@ -52,7 +52,7 @@ describe("task format parser", () => {
   });
 
   it("applies the Anthropic rule (tokensIn without cache) and keeps a recorded cost above 0", () => {
-    const p = parse([request(10, c(5, 7, 30, 11, 0.25), ANTHROPIC)]);
+    const p = parse([request(10, c(5, 7, 30, 11, 0.25), ANTHROPIC), say(11, "text", "ok")]);
     const e = p.events[0];
     expect([e?.input, e?.cacheRead, e?.cacheWrite, e?.total, e?.cacheBranch]).toEqual([
       5,
@@ -65,7 +65,10 @@ describe("task format parser", () => {
   });
 
   it("reports an unknown provider and counts it without double counting", () => {
-    const p = parse([request(10, c(100, 1, 30), { providerId: "newco", modelId: "m", mode: "act" })]);
+    const p = parse([
+      request(10, c(100, 1, 30), { providerId: "newco", modelId: "m", mode: "act" }),
+      say(11, "text", "ok"),
+    ]);
     expect(p.problems.map((x) => x.code)).toEqual(["unknown-provider"]);
     expect(p.events[0]?.total).toBe(101);
   });
@@ -111,6 +114,7 @@ describe("task format parser", () => {
       ask(40, "resume_task"),
       say(41, "user_feedback", "go on"),
       request(42, c(300, 5)),
+      say(43, "text", "ok"),
     ];
     const a = parse(before);
     const b = parse(after);
@@ -124,13 +128,14 @@ describe("task format parser", () => {
       request(10, { tokensIn: -1, tokensOut: 2 }),
       request(10, c(1, 1)),
       request(30, c(1, 1)),
+      say(31, "text", "ok"),
     ]);
     expect(p.problems.map((x) => x.code)).toEqual(["invalid-counts", "duplicate-ts"]);
     expect(p.events).toHaveLength(1);
     const key = p.events[0]?.dedupKey as string;
     expect(key.startsWith("cline-tasks|")).toBe(true);
     expect(key).not.toBe(usageDedupKey(TASK, "lead", "30"));
-    const other = parse([request(30, c(1, 1))], {
+    const other = parse([request(30, c(1, 1)), say(31, "text", "ok")], {
       ...ROOT,
       path: "/h/.config/Code/User/globalStorage/saoudrizwan.claude-dev",
       client: "vscode",
