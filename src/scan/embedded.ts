@@ -36,7 +36,13 @@ export class EmbeddedScan {
   private pending: Buffer | null = null;
   private out = Buffer.allocUnsafe(256);
 
-  constructor(private readonly inner: InnerScan) {}
+  // A plain field, not a parameter property: the document worker runs this file with Node's type
+  // stripping, which does not support them.
+  private readonly inner: InnerScan;
+
+  constructor(inner: InnerScan) {
+    this.inner = inner;
+  }
 
   /** The outer string's raw (still escaped) bytes `buf[a..b)`; `last`: the closing quote follows. */
   feed(buf: Buffer, a: number, b: number, last: boolean): void {

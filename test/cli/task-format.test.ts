@@ -30,9 +30,15 @@ beforeEach(() => {
     },
   ]);
   const counts = { tokensIn: 20, tokensOut: 2, cacheReads: 0, cacheWrites: 0, cost: 0 };
-  writeTask(join(home, ".cline", "data"), SHARED_ID, [say(1, "task", "t"), request(10, counts)]);
+  // A request counts once a settled message follows it (docs/cline-format.md §15.8, trap 2).
+  writeTask(join(home, ".cline", "data"), SHARED_ID, [
+    say(1, "task", "t"),
+    request(10, counts),
+    say(11, "text", "ok"),
+  ]);
   writeTask(join(home, ".config", "Cursor", "User", "globalStorage", CLINE_EXTENSION_ID), "1796000000009", [
     request(10, { ...counts, tokensIn: 300 }),
+    say(11, "text", "ok"),
   ]);
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
