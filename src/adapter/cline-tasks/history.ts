@@ -91,12 +91,15 @@ function toEntries(v: unknown): Map<string, HistoryEntry> {
   return out;
 }
 
-/** A mismatch between Cline's lifetime totals and the sums of the per-request entries, or undefined. */
+/** Cline's lifetime totals above the sums of the per-request entries (tokens we would miss), or undefined. */
 export function historyMismatch(sums: RecordedTokens, h: HistoryEntry | undefined): string | undefined {
   if (h?.totals === undefined) return undefined;
   const t = h.totals;
   const names = ["tokensIn", "tokensOut", "cacheReads", "cacheWrites"] as const;
-  const off = names.filter((n) => t[n] !== sums[n]);
+  // Only a history ABOVE the requests' sums says tokens were missed. taskHistory.json is rewritten
+  // after ui_messages.json (docs/cline-format.md §15.6), so while a task runs it lags behind by the
+  // newest request: a history below the sums is that lag, not a mismatch.
+  const off = names.filter((n) => t[n] > sums[n]);
   if (off.length === 0) return undefined;
   return off.map((n) => `${n}: requests ${sums[n]}, taskHistory ${t[n]}`).join("; ");
 }
