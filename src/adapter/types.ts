@@ -7,6 +7,16 @@
 /** How the seed's cache rule read one event's cache counts. */
 export type CacheBranch = "subset" | "additive";
 
+/** An event's four token components after its adapter's rule: they sum to exactly `total`. */
+export interface Components {
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly total: number;
+  readonly cacheBranch: CacheBranch;
+}
+
 /** One assistant message with metrics: one API response, one event. */
 export interface UsageEvent {
   /** `cline|<session id>|<agent>|<message id>`: unique, stable across rewrites. */

@@ -1,4 +1,4 @@
-import type { CacheBranch } from "../types.ts";
+import type { Components } from "../types.ts";
 
 /**
  * Whether an `api_req_started` entry's `tokensIn` holds the cache counts, per provider of the
@@ -62,14 +62,7 @@ export interface RecordedTokens {
   readonly cacheWrites: number;
 }
 
-export interface TaskComponents {
-  readonly input: number;
-  readonly output: number;
-  readonly cacheRead: number;
-  readonly cacheWrite: number;
-  /** The four components' sum. */
-  readonly total: number;
-  readonly cacheBranch: CacheBranch;
+export interface TaskComponents extends Components {
   /** Why the provider's rule could not be applied as written (reported), or undefined. */
   readonly anomaly?: "unknown-provider" | "cache-exceeds-input" | "unexpected-cache";
 }

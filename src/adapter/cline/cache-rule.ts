@@ -1,19 +1,10 @@
-import type { CacheBranch } from "../types.ts";
+import type { Components } from "../types.ts";
 
 export interface StoredMetrics {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
-}
-
-export interface Components {
-  readonly input: number;
-  readonly output: number;
-  readonly cacheRead: number;
-  readonly cacheWrite: number;
-  readonly total: number;
-  readonly cacheBranch: CacheBranch;
 }
 
 /**
