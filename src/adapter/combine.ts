@@ -1,7 +1,8 @@
 /**
  * Several agents' adapters as one, for the generic collector: discovery concatenates theirs, and
  * each source goes back to the adapter that listed it (by its `adapterId`, which every adapter
- * sets on its sources). Keys are each adapter's own: nothing is deduplicated across them.
+ * sets on its sources); the watch plans are all of theirs. Keys are each adapter's own: nothing is
+ * deduplicated across them.
  */
 import type { Adapter } from "./types.ts";
 
@@ -30,5 +31,6 @@ export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapt
     },
     collectIncremental: (source, checkpoint) => pick(source.adapterId).collectIncremental(source, checkpoint),
     unchangedNow: (source, checkpoint) => pick(source.adapterId).unchangedNow?.(source, checkpoint) ?? false,
+    watchPlans: Object.freeze(adapters.flatMap((a) => a.watchPlans ?? [])),
   };
 }

@@ -336,11 +336,18 @@ export interface Adapter {
    * over 13,000 documents spends ~20 ms on the async machinery it saves.
    */
   unchangedNow?(source: Source, checkpoint: SourceCheckpoint): boolean;
+  /**
+   * What the daemon watches for this adapter, one plan per root (an adapter with several roots
+   * lists several); absent or empty: only the safety-net sweep and polling find its changes.
+   */
+  readonly watchPlans?: readonly WatchPlan[];
 }
 
 /**
- * What an adapter asks to be watched, in generic terms (the collector knows no agent's file names):
- * a root whose subdirectories hold the sources, an index directory, and which names matter.
+ * What an adapter asks to be watched for one of its roots, in generic terms (the collector knows
+ * no agent's file names): a root whose subdirectories hold the sources, an index directory, and
+ * which names matter. Either directory may not exist yet: its nearest existing ancestor is
+ * watched until it appears.
  */
 export interface WatchPlan {
   /** Its subdirectories hold the sources; a subdirectory appearing or going away means "discover again". */

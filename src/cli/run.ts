@@ -135,18 +135,21 @@ async function runDaemon(
   pipeline: ExportPipeline,
   logger: Logger,
 ): Promise<void> {
-  const { CollectorLoop, createSurfaces, clineWatchPlan } = await collectionModules();
+  const { CollectorLoop, createSurfaces } = await collectionModules();
   const c = config.cline;
-  const loop = new CollectorLoop(createSurfaces(config, ledger.listings), ledger, {
+  const surfaces = createSurfaces(config, ledger.listings);
+  const loop = new CollectorLoop(surfaces, ledger, {
     pollIntervalMs: config.pollIntervalMs,
     logger,
-    watch: config.watch ? clineWatchPlan(c, config.captureDirs) : undefined,
+    watch: config.watch ? { plans: surfaces.watchPlans ?? [] } : undefined,
     progress: createProgress(process.stderr, "collecting"),
     onPass: (r) => pipeline.recordPass(r),
   });
   const destinations = pipeline.describe();
   logger.info(
-    `cline-otel ${packageVersion()} running: ${config.watch ? "watching" : "polling"} ${c.sessions.path} and ${c.db.path} ` +
+    `cline-otel ${packageVersion()} running: ${config.watch ? "watching" : "polling"} ${c.sessions.path} and ${c.db.path}${
+      config.taskRoots.length > 0 ? ` and ${config.taskRoots.length} task-format roots` : ""
+    } ` +
       `(poll every ${config.pollIntervalMs / 1000}s); exporting to ${
         destinations.length > 0 ? destinations.join(", ") : "nowhere (OTEL_METRICS_EXPORTER=none)"
       } every ${config.export.intervalMs / 1000}s (${config.export.temporality}); ledger ${ledger.path}`,
@@ -176,12 +179,11 @@ async function runDaemon(
 
 /** The collection side of `run`, loaded when the command runs rather than at start-up. */
 async function collectionModules() {
-  const [{ loadSurfaces }, { CollectorLoop }, { clineWatchPlan }] = await Promise.all([
+  const [{ loadSurfaces }, { CollectorLoop }] = await Promise.all([
     import("./surfaces.ts"),
     import("../collector/loop.ts"),
-    import("../adapter/cline/watch-plan.ts"),
   ]);
-  return { createSurfaces: await loadSurfaces(), CollectorLoop, clineWatchPlan };
+  return { createSurfaces: await loadSurfaces(), CollectorLoop };
 }
 
 function undelivered(outcome: Extract<FlushOutcome, { ok: false }>): string {

@@ -29,12 +29,13 @@ export interface LoopOptions {
   /** Full passes this often while every directory is watched (default 60 s, at least the poll). */
   readonly sweepIntervalMs?: number;
   readonly logger: Logger;
-  /** Directories to watch; undefined = polling only (`--no-watch`). */
+  /** Directories to watch (the adapter's `watchPlans`); undefined = polling only (`--no-watch`). */
   readonly watch?:
-    | (WatchPlan & {
+    | {
+        readonly plans: readonly WatchPlan[];
         /** Upper bound on watched source directories. */
         readonly maxDirs?: number;
-      })
+      }
     | undefined;
   /** Quiet time after a change before the pass starts: Cline truncates, then writes. */
   readonly debounceMs?: number;
@@ -356,6 +357,9 @@ export class CollectorLoop {
       const added = this.watcher.refresh(dirs);
       // What changed in a directory before its watch existed is unknown: look at it once more.
       for (const d of added) this.next.dirs.add(d);
+      // A folder no discovery listed a source in (it appeared after the discovery, or holds none
+      // yet): a document that reached it before its watch is found only by discovering again.
+      if (added.some((d) => !dirs.has(d))) this.next.rediscover = true;
       if (added.length > 0 && this.passes > 0) this.schedulePass();
     } catch (e) {
       this.opts.logger.debug(`watch refresh failed: ${String(e)}; polling continues`);

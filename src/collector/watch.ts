@@ -1,5 +1,5 @@
 import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import type { WatchPlan } from "../adapter/types.ts";
 import type { Logger } from "../util/log.ts";
 
@@ -17,7 +17,9 @@ export interface WatchEvent {
   readonly rediscover: boolean;
 }
 
-export interface WatchOptions extends WatchPlan {
+export interface WatchOptions {
+  /** Every adapter's plan (a plan per root): the watched set is their union. */
+  readonly plans: readonly WatchPlan[];
   readonly onChange: (event: WatchEvent) => void;
   readonly logger: Logger;
   /** Upper bound on watched source directories (inotify watches are a per-user kernel budget). */
@@ -26,15 +28,31 @@ export interface WatchOptions extends WatchPlan {
 
 const DEFAULT_MAX_DIRS = 16_384;
 
+/** The plan index of a source directory under no plan's sources root: any plan's source names. */
+const ANY_PLAN = -1;
+
 /**
- * Watches what Cline writes: the sessions dir (new sessions), the db dir (the sessions.db index
- * and its WAL), any other dirs given, and the directory of every source. One inotify watch per
+ * Why one directory is watched, for one plan: several plans may want the same directory (an
+ * ancestor of two roots not created yet), and its one watch serves them all.
+ */
+interface Interest {
+  readonly role: Role;
+  /** Index into the plans, or ANY_PLAN. */
+  readonly plan: number;
+  /** For an ancestor: the names on the way to the directories it stands in for. */
+  readonly names?: ReadonlySet<string>;
+}
+
+/**
+ * Watches what the plans name: each sources root (new source folders), each index dir (the
+ * index files), any other dirs given, and the directory of every source. One inotify watch per
  * directory (not per file, as Node's recursive watch would make on Linux: 3x the watches for a
- * Cline tree) reports every in-place rewrite of the documents in it. A directory that could not
- * be watched (budget, permissions) makes the watch incomplete, and the caller then polls.
+ * Cline tree) reports every in-place rewrite of the documents in it, and every rename onto one.
+ * A directory that could not be watched (budget, permissions) makes the watch incomplete, and the
+ * caller then polls.
  */
 export class DirWatcher {
-  private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly role: Role }>();
+  private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly key: string }>();
   private refused = false;
   private warned = false;
   private closed = false;
@@ -57,47 +75,60 @@ export class DirWatcher {
   }
 
   /**
-   * Re-computes the watched set from the directories of the current sources; call after each
-   * discovery. Returns the source directories watched from now on that were not before: what
-   * changed in them before their watch existed is unknown to the caller.
+   * Re-computes the watched set from the plans and the directories of the current sources; call
+   * after each discovery. Returns the source directories watched from now on that were not
+   * before: what changed in them before their watch existed is unknown to the caller.
    */
   refresh(sourceDirs: Iterable<string>): string[] {
     if (this.closed) return [];
-    const { sourcesRoot, indexDir } = this.opts;
-    const wanted = new Map<string, Role>();
-    // A directory Cline has not created yet: watch its nearest existing ancestor, whose change
-    // (the directory appearing) triggers a discovery, after which the directory itself is watched.
-    for (const [dir, role] of [
-      [indexDir, "db"],
-      [sourcesRoot, "sessions"],
-      ...(this.opts.otherDirs ?? []).map((d) => [d, "other"] as const),
-    ] as const) {
+    const plans = this.opts.plans;
+    const wanted = new Map<string, Interest[]>();
+    const want = (dir: string, i: Interest): void => {
+      const list = wanted.get(dir);
+      if (list === undefined) wanted.set(dir, [i]);
+      else list.push(i);
+    };
+    // A directory not created yet: watch its nearest existing ancestor for the one name on the
+    // way to it; that name appearing triggers a discovery, after which the next level is watched.
+    const wantAt = (dir: string, role: Role, plan: number): void => {
       const at = existingAncestor(dir);
-      if (!wanted.has(at)) wanted.set(at, at === dir ? role : "ancestor");
-    }
+      if (at === dir) want(dir, { role, plan });
+      else want(at, { role: "ancestor", plan, names: new Set([nextName(at, dir)]) });
+    };
+    plans.forEach((p, i) => {
+      wantAt(p.indexDir, "db", i);
+      wantAt(p.sourcesRoot, "sessions", i);
+      for (const d of p.otherDirs ?? []) wantAt(d, "other", i);
+    });
     const max = this.opts.maxDirs ?? DEFAULT_MAX_DIRS;
     let sessions = 0;
     this.refused = false;
-    // Every session folder, with documents or not yet: its first document must be seen too.
-    for (const d of [...subdirectories(sourcesRoot), ...sourceDirs]) {
+    // Every source folder, with documents or not yet: its first document must be seen too.
+    const folders: [string, number][] = plans.flatMap((p, i) =>
+      subdirectories(p.sourcesRoot).map((d): [string, number] => [d, i]),
+    );
+    const roots = new Map(plans.map((p, i) => [p.sourcesRoot, i]));
+    for (const d of sourceDirs) folders.push([d, roots.get(dirname(d)) ?? ANY_PLAN]);
+    for (const [d, plan] of folders) {
       if (wanted.has(d)) continue;
       if (sessions >= max) {
-        this.refuse(`more than ${max} session directories`);
+        this.refuse(`more than ${max} source directories`);
         break;
       }
-      wanted.set(d, "session");
+      want(d, { role: "session", plan });
       sessions++;
     }
     for (const [dir, w] of this.watchers) {
-      if (wanted.get(dir) !== w.role) {
+      const now = wanted.get(dir);
+      if (now === undefined || keyOf(now) !== w.key) {
         w.watcher.close();
         this.watchers.delete(dir);
       }
     }
     const added: string[] = [];
-    for (const [dir, role] of wanted) {
+    for (const [dir, interests] of wanted) {
       if (this.watchers.has(dir)) continue;
-      if (this.add(dir, role) && role === "session") added.push(dir);
+      if (this.add(dir, interests) && interests.some((i) => i.role === "session")) added.push(dir);
     }
     return added;
   }
@@ -115,9 +146,8 @@ export class DirWatcher {
     this.opts.logger.warn(`cannot watch every directory (${why}); polling picks up the rest`);
   }
 
-  private add(dir: string, role: Role): boolean {
+  private add(dir: string, interests: readonly Interest[]): boolean {
     if (this.watchers.has(dir) || this.closed) return this.watchers.has(dir);
-    const relevant = relevantIn(role, this.opts);
     let watcher: FSWatcher;
     try {
       watcher = watch(dir, { persistent: false }, (eventType, filename) => {
@@ -126,16 +156,7 @@ export class DirWatcher {
           this.opts.onChange({ rediscover: true });
           return;
         }
-        if (!relevant(f)) return;
-        const path = join(dir, f);
-        if (role === "sessions") {
-          // A new session directory: watch it at once so its first document write is seen.
-          if (this.add(path, "session")) this.opts.onChange({ path, rediscover: true });
-          else this.opts.onChange({ rediscover: true });
-          return;
-        }
-        // Cline rewrites documents in place ("change"); a "rename" is a file appearing or going.
-        this.opts.onChange({ path, rediscover: role !== "session" || eventType !== "change" });
+        for (const i of interests) this.handle(dir, i, eventType, f);
       });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
@@ -150,21 +171,58 @@ export class DirWatcher {
       if (this.watchers.get(dir)?.watcher === watcher) this.watchers.delete(dir);
       this.opts.onChange({ rediscover: true });
     });
-    this.watchers.set(dir, { watcher, role });
+    this.watchers.set(dir, { watcher, key: keyOf(interests) });
+    return true;
+  }
+
+  /** One event in `dir`, as one interest in it reads it. */
+  private handle(dir: string, i: Interest, eventType: string, f: string): void {
+    if (!this.relevant(i, f)) return;
+    const path = join(dir, f);
+    if (i.role === "ancestor") {
+      this.opts.onChange({ rediscover: true });
+      return;
+    }
+    if (i.role === "sessions") {
+      // A new source folder: watch it at once so its first document write is seen.
+      if (this.add(path, [{ role: "session", plan: i.plan }])) this.opts.onChange({ path, rediscover: true });
+      else this.opts.onChange({ rediscover: true });
+      return;
+    }
+    // Documents rewritten in place are a "change"; a "rename" is a file appearing or going
+    // (a whole-file rewrite through a temp file is a rename onto the document's name).
+    this.opts.onChange({ path, rediscover: i.role !== "session" || eventType !== "change" });
+  }
+
+  /** Which file names in a watched directory matter to one interest. */
+  private relevant(i: Interest, name: string): boolean {
+    const plans = this.opts.plans;
+    if (i.role === "ancestor") return i.names?.has(name) === true;
+    if (i.role === "db") return plans[i.plan]?.isIndexFile(name) === true;
+    if (i.role === "session") {
+      if (i.plan === ANY_PLAN) return plans.some((p) => p.isSourceFile(name));
+      return plans[i.plan]?.isSourceFile(name) === true;
+    }
     return true;
   }
 }
 
 type Role = "db" | "sessions" | "session" | "other" | "ancestor";
 
-/** Which file names in a watched directory matter. */
-function relevantIn(role: Role, plan: WatchPlan): (name: string) => boolean {
-  if (role === "db") return plan.isIndexFile;
-  if (role === "session") return plan.isSourceFile;
-  return () => true;
+/** What a watch serves, comparable across refreshes: a watch whose interests changed is remade. */
+function keyOf(interests: readonly Interest[]): string {
+  return interests
+    .map((i) => `${i.role}:${i.plan}:${[...(i.names ?? [])].sort().join("/")}`)
+    .sort()
+    .join("|");
 }
 
-/** The source folders of the sources root (none when it does not exist yet). */
+/** The first path component of `dir` below its ancestor `at`. */
+function nextName(at: string, dir: string): string {
+  return relative(at, dir).split(sep)[0] ?? "";
+}
+
+/** The source folders of a sources root (none when it does not exist yet). */
 function subdirectories(root: string): string[] {
   try {
     return readdirSync(root, { withFileTypes: true })

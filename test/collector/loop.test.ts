@@ -3,13 +3,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { createClineSurfaces } from "../../src/adapter/cline/captures/collect.ts";
 import type { ClinePaths } from "../../src/adapter/cline/paths.ts";
 import { clineWatchPlan } from "../../src/adapter/cline/watch-plan.ts";
+import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
+import type { TaskRoot } from "../../src/adapter/cline-tasks/types.ts";
+import { combineAdapters } from "../../src/adapter/combine.ts";
 import type { Adapter, Observation, Source } from "../../src/adapter/types.ts";
 import { CollectorLoop, describePass, nextDelay, trackSourceFailures } from "../../src/collector/loop.ts";
 import type { PassResult } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { createLogger } from "../../src/util/log.ts";
+import { settledRequests, writeTask } from "../adapter/cline-tasks/helpers.ts";
 import { metricsFor, writeSession } from "../e2e/helpers/sessions.ts";
 import { event, observation } from "../helpers/events.ts";
 
@@ -351,6 +356,59 @@ describe("CollectorLoop with the real Cline adapter: filesystem watching", () =>
   });
 });
 
+describe("CollectorLoop with both adapters combined: the task-format roots are watched too", () => {
+  /** The daemon's surfaces: the CLI's sessions and one task-format root, watched by their plans. */
+  function daemonOf(taskRoot: string, ledger: Ledger) {
+    const { paths } = clineDirs();
+    const root: TaskRoot = { path: taskRoot, client: "cli", product: "test", foundBy: "test" };
+    const surfaces = combineAdapters("cline", [
+      createClineSurfaces(paths, []),
+      createClineTasksAdapter([root]),
+    ]);
+    expect(surfaces.watchPlans?.length).toBe(2);
+    // The sweep far away: only a watch event can bring the task's requests in time.
+    return loopOf(surfaces, ledger, [], {
+      watch: { plans: surfaces.watchPlans ?? [] },
+      pollIntervalMs: 600_000,
+      sweepIntervalMs: 600_000,
+    });
+  }
+
+  it("a task written by temp file + rename, then rewritten, reaches the ledger within a second", async () => {
+    const data = join(tmp(), "data");
+    mkdirSync(join(data, "tasks"), { recursive: true });
+    const ledger = openLedger();
+    const loop = daemonOf(data, ledger);
+    loop.start();
+    await until("first pass", () => loop.passCount >= 1);
+    await loop.idle();
+    // A new task folder, then its first ui_messages.json as the legacy core writes it.
+    writeTask(data, "1796000000001", settledRequests(1));
+    const newTask = await until("the new task's request", () => ledger.counts().events === 1, 1000);
+    writeTask(data, "1796000000001", settledRequests(2));
+    const rewrite = await until("the rewrite's request", () => ledger.counts().events === 2, 1000);
+    console.log(
+      `task-format pick-up latency: new task ${newTask.toFixed(0)} ms, rewrite ${rewrite.toFixed(0)} ms`,
+    );
+  });
+
+  it("a task root created after the daemon started is watched once it appears", async () => {
+    const home = tmp();
+    const data = join(home, ".cline", "data");
+    const ledger = openLedger();
+    const loop = daemonOf(data, ledger);
+    loop.start();
+    await until("first pass", () => loop.passCount >= 1);
+    await loop.idle();
+    mkdirSync(join(data, "tasks"), { recursive: true });
+    writeTask(data, "1796000000002", settledRequests(1));
+    const ms = await until("the first task's request", () => ledger.counts().events === 1, 2000);
+    writeTask(data, "1796000000002", settledRequests(2));
+    await until("its rewrite", () => ledger.counts().events === 2, 1000);
+    console.log(`task-format pick-up latency with the root created after start: ${ms.toFixed(0)} ms`);
+  });
+});
+
 describe("CollectorLoop: watching drives the work", () => {
   /** The real adapter, counting discoveries and the sources it was asked to look at (stat). */
   function counting(inner: Adapter) {
@@ -443,5 +501,9 @@ describe("CollectorLoop: watching drives the work", () => {
 /** The Cline adapter's watch plan for a sessions and a db dir (no capture dirs). */
 function watchPlan(sessions: string, db: string) {
   const at = (path: string) => ({ path, origin: "flag" as const, via: "test" });
-  return clineWatchPlan({ root: at(sessions), data: at(sessions), sessions: at(sessions), db: at(db) }, []);
+  return {
+    plans: [
+      clineWatchPlan({ root: at(sessions), data: at(sessions), sessions: at(sessions), db: at(db) }, []),
+    ],
+  };
 }

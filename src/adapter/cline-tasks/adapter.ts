@@ -13,6 +13,7 @@ import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
 import { parseUiMessages } from "./parser.ts";
 import { uiMessagesSchema } from "./schema.ts";
 import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
+import { taskWatchPlan } from "./watch-plan.ts";
 
 export interface TasksAdapter extends Adapter {
   /** The roots that existed at the last discovery (for `paths` and `report`). */
@@ -83,5 +84,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
     unchangedNow: (source, checkpoint) => unchangedNow(source.path, checkpoint),
     foundRoots: () => found,
+    // Every candidate root, found or not: a root created after the start is watched from then on.
+    watchPlans: Object.freeze(roots.map(taskWatchPlan)),
   };
 }

@@ -5,21 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineTasksAdapter } from "../../../src/adapter/cline-tasks/adapter.ts";
 import { CLINE_EXTENSION_ID, taskRootCandidates } from "../../../src/adapter/cline-tasks/paths.ts";
 import type { Observation, SourceCheckpoint } from "../../../src/adapter/types.ts";
-import { ask, request, say, tool, writeHistory, writeTask } from "./helpers.ts";
+import { ask, counts, request, say, tool, writeHistory, writeTask } from "./helpers.ts";
 
 let home: string;
 beforeEach(() => {
   home = mkdtempSync(join(tmpdir(), "cline-tasks-"));
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
-
-const counts = (tokensIn: number, tokensOut: number) => ({
-  tokensIn,
-  tokensOut,
-  cacheReads: 0,
-  cacheWrites: 0,
-  cost: 0,
-});
 
 function roots(env: Record<string, string> = {}, platform: NodeJS.Platform = "linux") {
   return taskRootCandidates({ home, platform, env, cwd: home });

@@ -18,6 +18,23 @@ export function request(
   return { ts, type: "say", say: "api_req_started", text, modelInfo, conversationHistoryIndex: 0 };
 }
 
+/** The counts of a final entry (no cache tokens). */
+export const counts = (tokensIn: number, tokensOut: number, cost = 0) => ({
+  tokensIn,
+  tokensOut,
+  cacheReads: 0,
+  cacheWrites: 0,
+  cost,
+});
+
+/** `n` settled requests (each answered by a text), their counts all distinct. */
+export function settledRequests(n: number): UiMessage[] {
+  return Array.from({ length: n }, (_, i) => [
+    request(10 * (i + 1), counts(100 + 50 * i, 20 + 10 * i, 0.001)),
+    say(10 * (i + 1) + 1, "text", "ok"),
+  ]).flat();
+}
+
 export function say(ts: number, kind: string, text: string): UiMessage {
   return { ts, type: "say", say: kind, text, modelInfo: OPENAI };
 }

@@ -15,6 +15,7 @@ import { createClineAdapter } from "../adapter.ts";
 import { persistedIndexRead } from "../index-cache.ts";
 import { cachedIndexReader, type IndexReader } from "../index-db.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
+import { clineWatchPlan } from "../watch-plan.ts";
 import { createSessionResolver, listCaptureFiles, type SessionResolver } from "./discover.ts";
 import { parseCaptureRecord } from "./parser.ts";
 import { parseCaptureFileName } from "./paths.ts";
@@ -215,12 +216,15 @@ export function createClineSurfaces(
 ): Adapter {
   // With a store, the index read is remembered across processes too (index-cache.ts).
   const readIndex = cachedIndexReader(listings ? persistedIndexRead(listings) : undefined);
-  return withCaptures(
-    createClineAdapter(cline, readIndex, listings),
-    createClineCapturesAdapter({
-      dirs: captureDirs,
-      cline,
-      readIndex,
-    }),
-  );
+  return {
+    ...withCaptures(
+      createClineAdapter(cline, readIndex, listings),
+      createClineCapturesAdapter({
+        dirs: captureDirs,
+        cline,
+        readIndex,
+      }),
+    ),
+    watchPlans: Object.freeze([clineWatchPlan(cline, captureDirs)]),
+  };
 }

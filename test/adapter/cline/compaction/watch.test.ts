@@ -27,7 +27,7 @@ describe("DirWatcher and compaction files", () => {
       [],
     );
     const w = new DirWatcher({
-      ...plan,
+      plans: [plan],
       logger: silentLogger,
       onChange: (e) => events.push(e),
     });

@@ -1,0 +1,96 @@
+/**
+ * DirWatcher with several plans (one per adapter root): one watch per directory serves every plan
+ * that wants it, a root not created yet is watched through its nearest existing ancestor for the
+ * one name on the way to it, and a whole-file rewrite (temp file + rename) names the document.
+ */
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { WatchPlan } from "../../src/adapter/types.ts";
+import { DirWatcher, type WatchEvent } from "../../src/collector/watch.ts";
+import { silentLogger } from "../../src/util/log.ts";
+
+const work = mkdtempSync(join(tmpdir(), "dir-watch-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const open: DirWatcher[] = [];
+afterEach(() => {
+  for (const w of open.splice(0)) w.close();
+});
+
+/** A generic plan: `<root>/items/<id>/doc.json`, index `<root>/idx/index.json`. */
+function plan(root: string): WatchPlan {
+  return {
+    sourcesRoot: join(root, "items"),
+    indexDir: join(root, "idx"),
+    isIndexFile: (n) => n === "index.json",
+    isSourceFile: (n) => n === "doc.json",
+  };
+}
+
+function watcherOf(plans: readonly WatchPlan[]) {
+  const events: WatchEvent[] = [];
+  const w = new DirWatcher({ plans, logger: silentLogger, onChange: (e) => events.push(e) });
+  open.push(w);
+  return { w, events };
+}
+
+async function eventually(what: string, cond: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+describe("DirWatcher with several plans", () => {
+  it("watches every plan's roots; a rename onto a source's name is an event naming it", async () => {
+    const a = join(work, "a");
+    const b = join(work, "b");
+    for (const r of [a, b]) {
+      mkdirSync(join(r, "items", "1"), { recursive: true });
+      mkdirSync(join(r, "idx"), { recursive: true });
+    }
+    const { w, events } = watcherOf([plan(a), plan(b)]);
+    w.refresh([]);
+    for (const d of [join(a, "items"), join(a, "items", "1"), join(b, "items"), join(b, "idx")])
+      expect(w.covers(d)).toBe(true);
+    const dir = join(b, "items", "1");
+    writeFileSync(join(dir, "doc.json.tmp.1.x.json"), "{}");
+    renameSync(join(dir, "doc.json.tmp.1.x.json"), join(dir, "doc.json"));
+    await eventually("the rename", () => events.some((e) => e.path === join(dir, "doc.json")));
+    await settle();
+    expect(events.some((e) => e.path?.includes(".tmp."))).toBe(false);
+    // A new source folder of the second plan is watched at once, with a discovery asked for.
+    mkdirSync(join(b, "items", "2"));
+    await eventually("the new folder", () => events.some((e) => e.path === join(b, "items", "2")));
+    expect(events.find((e) => e.path === join(b, "items", "2"))?.rediscover).toBe(true);
+    expect(w.covers(join(b, "items", "2"))).toBe(true);
+    writeFileSync(join(b, "idx", "index.json"), "{}");
+    await eventually("the index", () => events.some((e) => e.path === join(b, "idx", "index.json")));
+  });
+
+  it("roots not created yet: one watch on their shared ancestor, only for the names on the way", async () => {
+    const home = join(work, "home");
+    mkdirSync(home);
+    const one = join(home, ".one", "data");
+    const two = join(home, ".two", "data");
+    const { w, events } = watcherOf([plan(one), plan(two)]);
+    w.refresh([]);
+    expect(w.watched()).toEqual([home]);
+    // Unrelated churn in the ancestor (a home directory) asks for nothing.
+    writeFileSync(join(home, ".bash_history"), "x");
+    mkdirSync(join(home, ".other"));
+    await settle();
+    expect(events).toEqual([]);
+    mkdirSync(join(two, "items"), { recursive: true });
+    await eventually("the root appearing", () => events.some((e) => e.rediscover));
+    // After the discovery the event asked for, the next refresh watches the root itself.
+    w.refresh([]);
+    expect(w.covers(join(two, "items"))).toBe(true);
+    expect(w.covers(home)).toBe(true);
+    expect(w.covers(join(two))).toBe(true);
+  });
+});
