@@ -3,6 +3,7 @@
  * the session's `source` (sessions.db's `source` column, or the sidecar's), docs/cline-format.md §5.3.
  * It labels every metric series, so it is one of a closed set, never the raw text.
  */
+import type { Problem } from "../types.ts";
 
 /** The SDK's built-in session sources (docs/cline-format.md §5.3), kept as they are. */
 export const KNOWN_SOURCES: ReadonlySet<string> = new Set([
@@ -47,4 +48,33 @@ export function clientOfSource(source: string | null | undefined): ClientOf {
   if (KNOWN_SOURCES.has(s)) return { client: s };
   const shown = s.slice(0, SHOWN_CHARS).replace(/[^a-z0-9._-]/g, "?");
   return { client: UNKNOWN_CLIENT, unexpected: s.length > SHOWN_CHARS ? `${shown}...` : shown };
+}
+
+/**
+ * clientOfSource over one discovery, reporting each unexpected source once (with how many
+ * sessions had it), not once per document.
+ */
+export function clientNamer(): {
+  of(source: string | null | undefined, sessionId: string): string;
+  problems(path: string): Problem[];
+} {
+  const unexpected = new Map<string, { sessions: number; first: string }>();
+  return {
+    of(source, sessionId) {
+      const c = clientOfSource(source);
+      if (c.unexpected !== undefined) {
+        const u = unexpected.get(c.unexpected);
+        if (u === undefined) unexpected.set(c.unexpected, { sessions: 1, first: sessionId });
+        else u.sessions++;
+      }
+      return c.client;
+    },
+    problems(path) {
+      return [...unexpected].map(([value, u]) => ({
+        path,
+        code: "unknown-session-source",
+        detail: `source "${value}" (session ${u.first} and ${u.sessions - 1} more documents) is not a known Cline client: counted as cline.client "${UNKNOWN_CLIENT}"`,
+      }));
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "no
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { dirMark, type ListingMemo, type ListingStore, listingHolds, listingMemo } from "../listings.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
-import { clientOfSource, UNKNOWN_CLIENT } from "./client.ts";
+import { clientNamer } from "./client.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
 import { cachedIndexReader, type IndexReadResult, type IndexRow, readSessionIndex } from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
@@ -319,35 +319,6 @@ export async function discoverCline(
   }
   problems.push(...clients.problems(index.dbPath));
   return { sources, problems };
-}
-
-/**
- * clientOfSource over one discovery, reporting each unexpected source once (with how many
- * sessions had it), not once per document.
- */
-function clientNamer(): {
-  of(source: string | null | undefined, sessionId: string): string;
-  problems(path: string): Problem[];
-} {
-  const unexpected = new Map<string, { sessions: number; first: string }>();
-  return {
-    of(source, sessionId) {
-      const c = clientOfSource(source);
-      if (c.unexpected !== undefined) {
-        const u = unexpected.get(c.unexpected);
-        if (u === undefined) unexpected.set(c.unexpected, { sessions: 1, first: sessionId });
-        else u.sessions++;
-      }
-      return c.client;
-    },
-    problems(path) {
-      return [...unexpected].map(([value, u]) => ({
-        path,
-        code: "unknown-session-source",
-        detail: `source "${value}" (session ${u.first} and ${u.sessions - 1} more documents) is not a known Cline client: counted as cline.client "${UNKNOWN_CLIENT}"`,
-      }));
-    },
-  };
 }
 
 /**
