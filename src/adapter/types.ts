@@ -245,6 +245,8 @@ export interface SessionHint {
   readonly sessionId?: string;
   readonly rootSessionId?: string;
   readonly project?: string;
+  /** `cline.client` of the session, where discovery knows it (the adapter's default otherwise). */
+  readonly client?: string;
 }
 
 /** One document to collect. */

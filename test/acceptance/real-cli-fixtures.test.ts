@@ -181,4 +181,10 @@ describe("real Cline CLI fixtures", () => {
     const r = reportJson(env, ["project"]);
     expect(r.rows.map((x) => x.project)).toEqual(["/tmp/cline-otel-fixture/openai-cached/ws"]);
   });
+
+  it.each(scenarios)("%s: every event is the CLI's (the sessions' source is `cli`)", (scenario) => {
+    const { env } = setUp(scenario);
+    const r = reportJson(env, ["client"]);
+    expect(r.rows.map((x) => (x as { client?: string }).client)).toEqual(["cli"]);
+  });
 });

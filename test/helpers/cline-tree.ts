@@ -86,6 +86,8 @@ export interface SessionSpec {
   subagents?: Record<string, MsgSpec[]>;
   indexed?: boolean;
   sidecar?: boolean;
+  /** The session's `source` in its index row and sidecar (default `cli`, as the CLI writes). */
+  source?: string;
 }
 
 export interface Tree {
@@ -117,6 +119,7 @@ export function writeSession(tree: Tree, s: SessionSpec, filler?: string): strin
       JSON.stringify({
         version: 1,
         session_id: s.id,
+        source: s.source ?? "cli",
         cwd: s.cwd,
         prompt: filler ?? "p",
         metadata: { usage: { inputTokens: 999999 } },
@@ -147,15 +150,26 @@ export function makeTree(
   const ins = db.prepare(
     `INSERT INTO sessions (session_id, source, pid, started_at, status, interactive, provider, model, cwd, workspace_root,
       enable_tools, enable_spawn, enable_teams, is_subagent, parent_session_id, metadata_json, hook_path, messages_path, updated_at)
-     VALUES (?, 'cli', 1, 'x', 'completed', 0, 'p', 'm', ?, ?, 1, 1, 0, ?, ?, ?, '', ?, 'x')`,
+     VALUES (?, ?, 1, 'x', 'completed', 0, 'p', 'm', ?, ?, 1, 1, 0, ?, ?, ?, '', ?, 'x')`,
   );
   for (const s of sessions) {
     if (s.indexed === false) continue;
     const usage = JSON.stringify({ usage: { inputTokens: 123456789 } });
-    ins.run(s.id, s.cwd, s.cwd, 0, null, usage, join(tree.sessionsDir, s.id, `${s.id}.messages.json`));
+    const source = s.source ?? "cli";
+    ins.run(
+      s.id,
+      source,
+      s.cwd,
+      s.cwd,
+      0,
+      null,
+      usage,
+      join(tree.sessionsDir, s.id, `${s.id}.messages.json`),
+    );
     for (const agentId of Object.keys(s.subagents ?? {})) {
       ins.run(
         `${s.id}__${agentId}`,
+        source,
         s.cwd,
         s.cwd,
         1,

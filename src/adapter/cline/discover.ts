@@ -2,10 +2,11 @@ import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "no
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { dirMark, type ListingMemo, type ListingStore, listingHolds, listingMemo } from "../listings.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
+import { clientNamer } from "./client.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
 import { cachedIndexReader, type IndexReadResult, type IndexRow, readSessionIndex } from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
-import { persistedSidecars, readSidecarCwd, type SidecarCache } from "./sidecar.ts";
+import { persistedSidecars, readSidecar, type SidecarCache, type SidecarFacts } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
 
 /** The index names a document; resolve it against the sessions dir when stored relative. */
@@ -255,6 +256,8 @@ export async function discoverCline(
     return cut < 0 ? r.sessionId : r.sessionId.slice(0, cut);
   };
 
+  const clients = clientNamer();
+
   const seen = new Set<string>();
   const identity = canonicalizer(sessionsDir);
   const walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
@@ -277,34 +280,44 @@ export async function discoverCline(
     if (seen.has(real)) continue;
     seen.add(real);
     const rootSessionId = rootOf(row);
+    const root = byId.get(rootSessionId);
     const hint: SessionHint = {
       sessionId: row.sessionId,
       rootSessionId,
-      project: row.cwd ?? byId.get(rootSessionId)?.cwd ?? undefined,
+      project: row.cwd ?? root?.cwd ?? undefined,
+      // Sub-agents inherit the parent's source (docs/cline-format.md §6); a row without one takes the root's.
+      client: clients.of(row.source ?? root?.source, row.sessionId),
     };
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "index", hint });
   }
 
-  const cwdCache = new Map<string, string | undefined>();
+  const sidecarOf = new Map<string, SidecarFacts>();
   for (const { path: p, plain } of walkedDocs) {
     const real = identity(p, plain);
     if (seen.has(real)) continue;
     seen.add(real);
     // The root session is the folder's name, whoever's document this is (parser.ts identityFromPath).
     const rootId = basename(dirname(p));
-    let project = byId.get(rootId)?.cwd ?? undefined;
-    if (project === undefined) {
-      if (!cwdCache.has(rootId)) {
-        cwdCache.set(rootId, await readSidecarCwd(join(sessionsDir, rootId), rootId, problems, sidecars));
+    const row = byId.get(rootId);
+    let project = row?.cwd ?? undefined;
+    let source = row?.source ?? undefined;
+    if (project === undefined || row === undefined) {
+      let facts = sidecarOf.get(rootId);
+      if (facts === undefined) {
+        facts = await readSidecar(join(sessionsDir, rootId), rootId, problems, sidecars);
+        sidecarOf.set(rootId, facts);
       }
-      project = cwdCache.get(rootId);
+      project ??= facts.cwd;
+      source ??= facts.source;
     }
     const hint: SessionHint = {
       rootSessionId: rootId,
       ...(project !== undefined ? { project } : {}),
+      client: clients.of(source, rootId),
     };
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
   }
+  problems.push(...clients.problems(index.dbPath));
   return { sources, problems };
 }
 

@@ -36,14 +36,15 @@ export function fileMark(path: string): { readonly mark: string; readonly change
 }
 
 /**
- * Stored form: `[2, problem, strings, cells]`: the read's problem line (or null), every distinct
- * text once, and nine integers per row (an index into `strings`, -1 for null; `isSubagent` as
+ * Stored form: `[3, problem, strings, cells]`: the read's problem line (or null), every distinct
+ * text once, and ten integers per row (an index into `strings`, -1 for null; `isSubagent` as
  * 0/1), in IndexRow's field order. A project, model or provider repeated over thousands of
  * sessions is one string (parsed once, shared by the rows): a third of the bytes of a row per
  * object, parsed three times as fast.
  */
-const FORMAT = 2;
-const FIELDS = 9;
+// 3: `source` added; an entry of an older format is not this one's, so its rows are read again.
+const FORMAT = 3;
+const FIELDS = 10;
 const SUBAGENT = 3;
 
 export function encodeIndex(result: IndexReadResult): string {
@@ -71,6 +72,7 @@ export function encodeIndex(result: IndexReadResult): string {
       id(r.provider),
       id(r.model),
       id(r.startedAt),
+      id(r.source),
     );
   }
   return JSON.stringify([FORMAT, result.problem ?? null, strings, cells]);
@@ -116,6 +118,7 @@ export function decodeIndex(dbPath: string, stored: string): IndexReadResult | u
       provider: text(c[k + 6] as number),
       model: text(c[k + 7] as number),
       startedAt: text(c[k + 8] as number),
+      source: text(c[k + 9] as number),
     });
   }
   return { status: "ok", dbPath, rows, strategy: "in-memory", ...(problem !== null ? { problem } : {}) };

@@ -17,6 +17,8 @@ export interface IndexRow {
   readonly provider: string | null;
   readonly model: string | null;
   readonly startedAt: string | null;
+  /** The writer's label (`cli`, `vscode`, ...), raw: mapped to `cline.client` by client.ts. */
+  readonly source: string | null;
 }
 
 /**
@@ -37,6 +39,7 @@ export const TEXT_COLUMNS = {
   provider: "provider",
   model: "model",
   startedAt: "started_at",
+  source: "source",
 } as const;
 
 export const SESSION_ID_COLUMN = "session_id";
@@ -116,6 +119,7 @@ export function queryImage(image: Buffer): QueryOutcome {
         provider: textOf(r[TEXT_COLUMNS.provider]),
         model: textOf(r[TEXT_COLUMNS.model]),
         startedAt: textOf(r[TEXT_COLUMNS.startedAt]),
+        source: textOf(r[TEXT_COLUMNS.source]),
       });
     }
     return { kind: "rows", rows, skipped };

@@ -4,6 +4,7 @@ import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type { DocumentSignals, Problem, SessionHint, ToolCall, ToolResult, UsageEvent } from "../types.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
+import { CLI_CLIENT } from "./client.ts";
 import { toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
 
@@ -17,9 +18,6 @@ export interface ParsedDocument {
 }
 
 const SUFFIX = ".messages.json";
-
-/** `cline.client` of Cline CLI 3.x sessions. */
-export const CLI_CLIENT = "cli";
 
 /**
  * Session identity of a document when the document itself does not say: the lead
@@ -99,6 +97,8 @@ export function parseMessagesDocument(
   const sessionId = text(doc.sessionId) ?? hint.sessionId ?? fromPath.sessionId;
   const agent = text(doc.agent) ?? fromPath.agent;
   const project = hint.project ?? "";
+  // Discovery maps the session's `source` (client.ts); a document without a hint is the CLI's.
+  const client = hint.client ?? CLI_CLIENT;
   const messages = doc.messages;
   if (messages === undefined || isWrongType(messages)) {
     problems.push({ path, code: "no-messages", detail: "document has no messages array" });
@@ -181,8 +181,7 @@ export function parseMessagesDocument(
           sourcePath: path,
           startMs,
           turnId: turns.currentId(),
-          // The SDK session's `source` is not read yet: every session of this adapter is the CLI's.
-          client: CLI_CLIENT,
+          client,
         });
       }
     }
@@ -211,7 +210,7 @@ export function parseMessagesDocument(
         messageId,
         toolUseId: id,
         turnId: turns.currentId(),
-        client: CLI_CLIENT,
+        client,
       });
     }
   }

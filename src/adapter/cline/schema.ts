@@ -31,8 +31,12 @@ export const messagesDocumentSchema = obj({
   ),
 });
 
-/** The root session's sidecar `<id>/<id>.json`: only its cwd (the project) is read; never `prompt` or `metadata`. */
+/**
+ * The root session's sidecar `<id>/<id>.json`: only its cwd (the project) and source (the client)
+ * are read; never `prompt` or `metadata`.
+ */
 export const sidecarSchema = obj({
   session_id: str(512),
   cwd: str(8192),
+  source: str(256),
 });

@@ -229,8 +229,12 @@ describe("persisted session-folder listings", () => {
     // The stored cwd answers (no scan): prove it by changing the stored value behind its key.
     const rows = store.rows.get(SIDECAR_CWDS_SCOPE) as Map<string, StoredListing>;
     const key = join(folder("u1"), "u1.json");
-    rows.set(key, { ...(rows.get(key) as StoredListing), entries: "=/from-the-store" });
+    rows.set(key, { ...(rows.get(key) as StoredListing), entries: '["/from-the-store",null]' });
     expect((await discoverOnce()).projects[u1]).toBe("/from-the-store");
+    // An entry of the form before `source` was kept is scanned again (and rewritten).
+    rows.set(key, { ...(rows.get(key) as StoredListing), entries: "=/old-form" });
+    expect((await discoverOnce()).projects[u1]).toBe("/unindexed");
+    expect(rows.get(key)?.entries).toBe('["/unindexed","cli"]');
     writeFileSync(key, JSON.stringify({ session_id: "u1", cwd: "/changed/longer" }));
     expect((await discoverOnce()).projects[u1]).toBe("/changed/longer");
   });

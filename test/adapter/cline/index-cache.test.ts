@@ -136,19 +136,21 @@ describe("the remembered session index", () => {
     for (const entries of [
       "{",
       '[1,null,[["s1"]]]',
-      '[2,null,["s1"],[0,-1,-1,0,-1,-1,-1,-1]]',
-      '[2,null,["s1"],[-1,-1,-1,0,-1,-1,-1,-1,-1]]',
-      '[2,null,["s1"],[0,1,-1,0,-1,-1,-1,-1,-1]]',
-      '[2,null,["s1"],[0,-1,-1,2,-1,-1,-1,-1,-1]]',
-      "[2,null,[1],[0,-1,-1,0,-1,-1,-1,-1,-1]]",
+      '[3,null,["s1"],[0,-1,-1,0,-1,-1,-1,-1,-1]]',
+      '[3,null,["s1"],[-1,-1,-1,0,-1,-1,-1,-1,-1,-1]]',
+      '[3,null,["s1"],[0,1,-1,0,-1,-1,-1,-1,-1,-1]]',
+      '[3,null,["s1"],[0,-1,-1,2,-1,-1,-1,-1,-1,-1]]',
+      "[3,null,[1],[0,-1,-1,0,-1,-1,-1,-1,-1,-1]]",
+      // A whole entry of the format before `source` was read: its rows lack it, so read again.
+      '[2,null,["s1"],[0,-1,-1,0,-1,-1,-1,-1,-1]]',
     ]) {
       const stored = store.scopes.get(INDEX_SCOPE)?.get(db) as StoredListing;
       store.scopes.get(INDEX_SCOPE)?.set(db, { ...stored, entries });
       const r = await processRead();
       expect(r.rows.map((x) => x.sessionId)).toEqual(["s1"]);
     }
-    // Two corrupt reads, the first whole one, and one per damaged entry.
-    expect(reads).toBe(10);
+    // Two corrupt reads, the first whole one, and one per damaged or older entry.
+    expect(reads).toBe(11);
   });
 
   it("a failed save is reported and costs only a read", async () => {
@@ -184,6 +186,7 @@ describe("the remembered session index", () => {
           provider: "anthropic",
           model: "m",
           startedAt: "2026-12-01T00:00:00Z",
+          source: "vscode",
         },
         {
           sessionId: "b",
@@ -195,6 +198,7 @@ describe("the remembered session index", () => {
           provider: null,
           model: null,
           startedAt: null,
+          source: null,
         },
       ],
     };

@@ -80,6 +80,7 @@ function expected(row: Record<string, SqlValue>): IndexRow {
     provider: s("provider"),
     model: s("model"),
     startedAt: s("started_at"),
+    source: s("source"),
   };
 }
 
@@ -293,7 +294,7 @@ describe("readSessionIndex: schema variants", () => {
     const dir = track(tempDir());
     const w = writer(dir, {
       ddl: `CREATE TABLE sessions (model TEXT, messages_path TEXT, is_subagent INTEGER, cwd TEXT, agent_id TEXT,
-        started_at TEXT, parent_session_id TEXT, provider TEXT, metadata_json TEXT, session_id TEXT PRIMARY KEY)`,
+        started_at TEXT, source TEXT, parent_session_id TEXT, provider TEXT, metadata_json TEXT, session_id TEXT PRIMARY KEY)`,
     });
     const rows = [...roots, subagent].map((r) =>
       Object.fromEntries(
@@ -304,6 +305,7 @@ describe("readSessionIndex: schema variants", () => {
           "cwd",
           "agent_id",
           "started_at",
+          "source",
           "parent_session_id",
           "provider",
           "metadata_json",

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Problem, Source } from "../../types.ts";
 import type { IndexReadResult, IndexRow } from "../index-db.ts";
 import type { ResolvedPath } from "../paths.ts";
-import { readSidecarCwd } from "../sidecar.ts";
+import { readSidecar } from "../sidecar.ts";
 import type { SessionFacts } from "./parser.ts";
 import { CAPTURE_SUFFIX, parseCaptureFileName } from "./paths.ts";
 import { CLINE_CAPTURES_ADAPTER_ID } from "./schema.ts";
@@ -175,7 +175,7 @@ export function createSessionResolver(
       if (project === undefined && onDisk) {
         let p = cwdOfRoot.get(root);
         if (p === undefined) {
-          p = readSidecarCwd(join(sessionsDir, root), root, problems);
+          p = readSidecar(join(sessionsDir, root), root, problems).then((f) => f.cwd);
           cwdOfRoot.set(root, p);
         }
         project = await p;
