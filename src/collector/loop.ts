@@ -314,6 +314,9 @@ export class CollectorLoop {
       });
       progress?.finish();
       this.passes++;
+      // Watches before the pass is reported: once its line is logged, whatever is written next
+      // is seen (a test, or a user, may act on that line).
+      this.refreshWatches();
       this.report(result);
       onResult?.(result);
       this.lastPassError = undefined;
@@ -327,8 +330,8 @@ export class CollectorLoop {
       // Nothing of this pass's scope was looked at for sure: the next pass starts from scratch.
       this.next.full = true;
       this.next.rediscover = true;
+      this.refreshWatches();
     }
-    this.refreshWatches();
   }
 
   private report(result: PassResult): void {

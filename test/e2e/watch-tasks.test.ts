@@ -46,11 +46,12 @@ describe("cline-otel run: the task-format roots are watched", () => {
       { OTEL_METRICS_EXPORTER: "none", CLINE_OTEL_LOG_LEVEL: "debug" },
     );
     try {
-      await until("the daemon's first pass", () => d.log().includes("pass: nothing new"), 20_000);
+      // The pass line is logged once its watches are set (src/collector/loop.ts): a write after it is seen.
+      await until("the daemon's first pass", () => d.log().includes("pass: nothing new"), 30_000);
       writeTask(taskRoot, "1796000000001", settledRequests(1));
-      const first = await until("the new task's request", () => events() === 1, 5000);
+      const first = await until("the new task's request", () => events() === 1, 15_000);
       writeTask(taskRoot, "1796000000001", settledRequests(2));
-      const rewrite = await until("the rewrite's request", () => events() === 2, 5000);
+      const rewrite = await until("the rewrite's request", () => events() === 2, 15_000);
       console.log(
         `daemon task-format pick-up: root and task created after start ${first.toFixed(0)} ms, rewrite ${rewrite.toFixed(0)} ms`,
       );
