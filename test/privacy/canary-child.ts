@@ -10,9 +10,8 @@ import { writeHeapSnapshot } from "node:v8";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
-import { catalogPriceTable } from "../../src/cost/index.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import { buildReport, renderTable } from "../../src/report/report.ts";
+import { printReports } from "./child-report.ts";
 
 const [home, stateDir, snapshot, mode] = process.argv.slice(2) as [
   string,
@@ -25,12 +24,7 @@ const paths = resolveClinePaths({}, {}, home);
 const ledger = Ledger.open(stateDir);
 const pass = await runPass(createClineAdapter(paths), ledger);
 keep.push(pass);
-for (const by of [[], ["tool"], ["project", "session", "agent", "model", "provider", "day"]] as const) {
-  const report = buildReport(ledger, by, catalogPriceTable());
-  keep.push(report);
-  process.stdout.write(`${renderTable(report)}\n${JSON.stringify(report)}\n`);
-}
-process.stdout.write(`${JSON.stringify(pass.problems)}\n`);
+printReports(ledger, pass.problems, keep);
 if (mode === "control") {
   // The control decodes a document the ordinary way: its snapshot must contain the canary.
   const sessions = paths.sessions.path;

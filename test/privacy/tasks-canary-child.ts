@@ -8,9 +8,8 @@ import { writeHeapSnapshot } from "node:v8";
 import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
 import { taskRootCandidates } from "../../src/adapter/cline-tasks/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
-import { catalogPriceTable } from "../../src/cost/index.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import { buildReport, renderTable } from "../../src/report/report.ts";
+import { printReports } from "./child-report.ts";
 
 const [home, stateDir, snapshot, mode] = process.argv.slice(2) as [
   string,
@@ -23,12 +22,7 @@ const roots = taskRootCandidates({ home, platform: "linux", env: {}, cwd: home }
 const ledger = Ledger.open(stateDir);
 const pass = await runPass(createClineTasksAdapter(roots), ledger);
 keep.push(pass);
-for (const by of [[], ["tool"], ["project", "session", "agent", "model", "provider", "day"]] as const) {
-  const report = buildReport(ledger, by, catalogPriceTable());
-  keep.push(report);
-  process.stdout.write(`${renderTable(report)}\n${JSON.stringify(report)}\n`);
-}
-process.stdout.write(`${JSON.stringify(pass.problems)}\n`);
+printReports(ledger, pass.problems, keep);
 if (mode === "control") {
   // Decoding the ordinary way (the document, then its request text): the canary must be seen.
   const doc = JSON.parse(
