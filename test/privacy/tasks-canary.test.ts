@@ -1,7 +1,8 @@
 /**
  * PRIVACY CANARY for the task format: the request text inside `api_req_started` (a string inside a
- * string), tool JSON bodies, command lines, prose, the task history's prompt and secrets.json all
- * hold a canary; after a real pass and report, it is in none of the heap, the ledger, the output.
+ * string), tool JSON bodies, command lines, prose, the task history's prompt, task_metadata.json's
+ * paths and versions and secrets.json all hold a canary; after a real pass and report, it is in
+ * none of the heap, the ledger, the output.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -59,6 +60,25 @@ beforeAll(() => {
     { ts: 1796000000008, type: "ask", ask: "completion_result", text: c("completion") },
   ];
   writeFileSync(join(task, "ui_messages.json"), JSON.stringify(msgs));
+  // Only environment_history[].ts and .host_name are read: the paths and versions next to them are not.
+  writeFileSync(
+    join(task, "task_metadata.json"),
+    JSON.stringify({
+      files_in_context: [{ path: c("contextpath"), record_state: "active", record_source: "read_tool" }],
+      model_usage: [{ ts: 1796000000002, model_id: c("modelusage"), model_provider_id: "anthropic" }],
+      environment_history: [
+        {
+          ts: 1796000000000,
+          os_name: "linux",
+          os_version: c("osversion"),
+          os_arch: "x64",
+          host_name: "PyCharm",
+          host_version: c("hostversion"),
+          cline_version: c("clineversion"),
+        },
+      ],
+    }),
+  );
   writeFileSync(
     join(task, "api_conversation_history.json"),
     JSON.stringify([{ role: "user", content: c("history") }]),

@@ -3,13 +3,20 @@
  * Cline CLI 1.x/2.x, JetBrains and the VS Code extension, behind the same Adapter interface as
  * the CLI 3.x adapter. Its keys start with `cline-tasks|`: nothing is deduplicated across the two.
  */
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
 import { checkpointOf, collectIfChanged, readWhole, unchangedNow } from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
 import { discoverTasks, UI_MESSAGES } from "./discover.ts";
 import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
+import {
+  type ClientAt,
+  clientTimeline,
+  readTaskHosts,
+  TASK_METADATA,
+  unexpectedHostClient,
+} from "./metadata.ts";
 import { parseUiMessages } from "./parser.ts";
 import { uiMessagesSchema } from "./schema.ts";
 import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
@@ -34,6 +41,50 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   let found: readonly TaskRoot[] = [];
   /** The history entries of the last discovery, per root. */
   let entries: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>> = new Map();
+  /** Per task_metadata.json, the fingerprint of its last torn read: the same torn state twice is broken. */
+  const torn = new Map<string, string>();
+  /** Unexpected host names already reported (once per adapter, not once per read). */
+  const reportedHosts = new Set<string>();
+
+  /**
+   * The task's clients by time (task_metadata.json). A torn file is first taken as a write under
+   * way: the whole read is retried next pass, so no event is labelled from a half-written file;
+   * the same torn state met again is a broken file: the root's client, reported.
+   */
+  async function clientsOf(
+    source: Source,
+    root: TaskRoot,
+    problems: Problem[],
+  ): Promise<ClientAt | Observation> {
+    const path = join(dirname(source.path), TASK_METADATA);
+    const m = await readTaskHosts(dirname(source.path));
+    if (m.status !== "torn") torn.delete(path);
+    if (m.status === "absent") return clientTimeline([], root);
+    if (m.status === "read") {
+      const c = clientTimeline(m.entries, root);
+      for (const name of c.unexpected) {
+        if (reportedHosts.has(name)) continue;
+        reportedHosts.add(name);
+        problems.push({
+          path,
+          code: "unknown-host-name",
+          detail: `host_name "${name}" is not a known Cline host: counted as cline.client "${unexpectedHostClient(root)}"`,
+        });
+      }
+      return c;
+    }
+    const key = m.stat === undefined ? undefined : `${m.stat.ino}:${m.stat.size}:${m.stat.mtimeNs}`;
+    if (key === undefined || torn.get(path) !== key) {
+      if (key !== undefined) torn.set(path, key);
+      return failed(source, "task-metadata-partial", `${TASK_METADATA}: ${m.detail}; read again next pass`);
+    }
+    problems.push({
+      path,
+      code: "task-metadata-unreadable",
+      detail: `${m.detail}: cline.client from the root`,
+    });
+    return clientTimeline([], root);
+  }
 
   async function read(source: Source): Promise<Observation> {
     if (basename(source.path) !== UI_MESSAGES)
@@ -51,13 +102,17 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     // A rename replaces the file, never the one this read holds open; an in-place write races.
     if (!readWhole(r))
       return failed(source, "changed-during-read", "the document was rewritten while being read");
+    const problems: Problem[] = [];
+    const clients = await clientsOf(source, root, problems);
+    if ("status" in clients) return clients;
     const parsed = parseUiMessages(r.value, {
       root,
       taskId,
       path: source.path,
       project: source.hint.project ?? "",
+      clientAt: clients.of,
     });
-    const problems: Problem[] = [...parsed.problems];
+    problems.push(...parsed.problems);
     if (parsed.waiting.requests === 0) {
       const off = historyMismatch(parsed.sums, entries.get(rootPath)?.get(taskId));
       if (off !== undefined) problems.push({ path: source.path, code: "history-mismatch", detail: off });

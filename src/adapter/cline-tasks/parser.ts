@@ -40,6 +40,8 @@ export interface TaskContext {
   readonly path: string;
   /** The task's cwd from taskHistory.json ("" when unknown). */
   readonly project: string;
+  /** `cline.client` of a message at a ts (task_metadata.json's hosts); the root's when absent. */
+  readonly clientAt?: (ts: number) => string;
 }
 
 export interface ParsedTask {
@@ -121,7 +123,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
     (turnId) => taskTurnKey(ctx.root.path, ctx.taskId, turnId),
   );
   const { root, taskId, path, project } = ctx;
-  const client = root.client;
+  const clientAt = ctx.clientAt ?? (() => root.client);
   let lastTsMs = 0;
   let waitingRequests = 0;
   if (doc === undefined || isWrongType(doc)) {
@@ -170,7 +172,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
       sourcePath: path,
       messageId: String(t.ts),
       turnId: r?.turnId ?? turns.currentId(),
-      client,
+      client: clientAt(r?.ts ?? t.ts),
     });
   };
 
@@ -290,7 +292,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
         sourcePath: path,
         startMs: ts,
         turnId: r.turnId,
-        client,
+        client: clientAt(ts),
         endApproximate: true,
       });
     }

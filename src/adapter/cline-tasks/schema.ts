@@ -63,3 +63,11 @@ export const taskHistorySchema = arr(
     cwdOnTaskInitialization: str(8192),
   }),
 );
+
+/**
+ * `tasks/<taskId>/task_metadata.json`: per host the task ran on, when and the host's name
+ * (docs/cline-format.md §15.10); never `files_in_context` (paths), `model_usage` or anything else.
+ */
+export const taskMetadataSchema = obj({
+  environment_history: arr(obj({ ts: num, host_name: str(128) })),
+});
