@@ -2,9 +2,11 @@
  * Task-format benchmark: `npx tsx bench/tasks.ts [--tasks N]` (not part of npm test).
  *
  * N (default 10,000) task folders of `ui_messages.json` (12 requests each, with a realistic
- * request text inside every api_req_started, tool and command messages between them), in one run:
+ * request text inside every api_req_started, tool and command messages between them) and
+ * `task_metadata.json` (20 files in context, one host entry), in one run:
  *   backfill: a full collection (runPass of the task adapter into a fresh ledger)
  *     vs raw readFileSync of the same files  vs  readFileSync + JSON.parse + JSON.parse of each text;
+ *   the task_metadata.json scans alone (cline.client's share of the backfill);
  *   idle: a pass with nothing changed  vs  a readdir + stat walk of the same folders.
  * Prints ratios measured side by side (absolute times on a shared machine mean little).
  */
@@ -12,6 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClineTasksAdapter } from "../src/adapter/cline-tasks/adapter.ts";
+import { readTaskHosts } from "../src/adapter/cline-tasks/metadata.ts";
 import { taskRootCandidates } from "../src/adapter/cline-tasks/paths.ts";
 import { runPass } from "../src/collector/pass.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
@@ -57,6 +60,23 @@ function taskDoc(t: number): string {
   return JSON.stringify(msgs);
 }
 
+function metadataDoc(t: number): string {
+  return JSON.stringify({
+    files_in_context: Array.from({ length: 20 }, (_, k) => ({
+      path: `src/module${k}/file${t}.ts`,
+      record_state: "active",
+      record_source: "read_tool",
+      cline_read_date: 1_796_000_000_000 + k,
+      cline_edit_date: null,
+      user_edit_date: null,
+    })),
+    model_usage: [{ ts: 1, model_id: "claude-sonnet-4-5", model_provider_id: "anthropic", mode: "act" }],
+    environment_history: [
+      { ts: 1, os_name: "linux", os_arch: "x64", host_name: "Cline CLI - Node.js", host_version: "2.18.0" },
+    ],
+  });
+}
+
 function time<T>(f: () => T): { ms: number; value: T } {
   const t0 = performance.now();
   const value = f();
@@ -80,12 +100,17 @@ try {
     const doc = taskDoc(t);
     bytes += Buffer.byteLength(doc);
     writeFileSync(join(dir, "ui_messages.json"), doc);
+    const meta = metadataDoc(t);
+    bytes += Buffer.byteLength(meta);
+    writeFileSync(join(dir, "task_metadata.json"), meta);
   }
-  const files = readdirSync(tasksDir).map((id) => join(tasksDir, id, "ui_messages.json"));
+  const ids = readdirSync(tasksDir);
+  const files = ids.map((id) => join(tasksDir, id, "ui_messages.json"));
+  const metas = ids.map((id) => join(tasksDir, id, "task_metadata.json"));
   const roots = taskRootCandidates({ home, platform: "linux", env: {}, cwd: home });
   const raw = time(() => {
     let n = 0;
-    for (const f of files) n += readFileSync(f).length;
+    for (const f of [...files, ...metas]) n += readFileSync(f).length;
     return n;
   });
   const naive = time(() => {
@@ -94,12 +119,25 @@ try {
       for (const m of JSON.parse(readFileSync(f, "utf8")) as { say?: string; text?: string }[])
         if (m.say === "api_req_started" && m.text !== undefined)
           n += (JSON.parse(m.text) as { tokensIn: number }).tokensIn;
+    for (const f of metas)
+      n += (JSON.parse(readFileSync(f, "utf8")) as { environment_history: { host_name: string }[] })
+        .environment_history.length;
     return n;
   });
   const ledger = Ledger.open(join(work, "state"));
   const adapter = createClineTasksAdapter(roots);
   const pass = await timeAsync(() => runPass(adapter, ledger));
   const idle = await timeAsync(() => runPass(adapter, ledger));
+  // The share of the backfill that cline.client costs: each task's task_metadata.json scan alone.
+  const hosts = await timeAsync(async () => {
+    let n = 0;
+    for (const id of ids) {
+      const m = await readTaskHosts(join(tasksDir, id));
+      if (m.status === "read") n += m.entries.length;
+    }
+    return n;
+  });
+  if (hosts.value !== TASKS) throw new Error(`read ${hosts.value} host entries, expected ${TASKS}`);
   const walk = time(() => {
     let n = 0;
     for (const id of readdirSync(tasksDir))
@@ -117,6 +155,7 @@ try {
       `backfill pass      ${f(pass.ms)} ms  (${f((TASKS * REQUESTS) / (pass.ms / 1000))} events/s)`,
       `raw readFileSync   ${f(raw.ms)} ms   pass / raw = ${f(pass.ms / raw.ms, 2)}`,
       `JSON.parse twice   ${f(naive.ms)} ms   pass / naive = ${f(pass.ms / naive.ms, 2)}`,
+      `task_metadata scan ${f(hosts.ms)} ms   metadata / pass = ${f(hosts.ms / pass.ms, 3)}`,
       `idle pass          ${f(idle.ms)} ms   (${idle.value.eventsAdded} events added)`,
       `readdir+stat walk  ${f(walk.ms)} ms   idle / walk = ${f(idle.ms / walk.ms, 2)}`,
       "",
