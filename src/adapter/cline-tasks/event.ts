@@ -1,0 +1,58 @@
+/**
+ * The usage event of one record of the task format: a final `api_req_started` entry (one
+ * request) or a `subagent_usage` message (one use_subagents call's sub-agents). Both hold the
+ * same counts, `tokensIn` following the provider's rule (docs/cline-format.md §15.5, §15.9).
+ */
+import type { UsageEvent } from "../types.ts";
+import type { TaskContext } from "./parser.ts";
+import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
+
+export interface TaskRecordFacts {
+  readonly key: string;
+  readonly agent: string;
+  readonly ts: number;
+  readonly startMs: number;
+  /** True when the record says only when it started (a request entry). */
+  readonly endApproximate: boolean;
+  readonly model: string;
+  readonly provider: string;
+  readonly turnId: string;
+  readonly counts: RecordedTokens;
+  /** The record's `cost` as scanned (checked here). */
+  readonly cost: unknown;
+}
+
+/** The event, and the provider rule's anomaly (`unknown-provider`, ...) when there is one. */
+export function taskUsageEvent(
+  ctx: TaskContext,
+  f: TaskRecordFacts,
+): { readonly event: UsageEvent; readonly anomaly?: string } {
+  const c = taskComponents(f.provider, f.counts);
+  const cost = f.cost;
+  const event: UsageEvent = {
+    dedupKey: f.key,
+    sessionId: ctx.taskId,
+    agent: f.agent,
+    messageId: String(f.ts),
+    timestampMs: f.ts,
+    model: f.model,
+    provider: f.provider,
+    project: ctx.project,
+    input: c.input,
+    output: c.output,
+    cacheRead: c.cacheRead,
+    cacheWrite: c.cacheWrite,
+    total: c.total,
+    cacheBranch: c.cacheBranch,
+    // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price.
+    recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? cost : null,
+    // The calls recorded so far; the calls themselves carry the final divisor.
+    toolCallCount: 0,
+    sourcePath: ctx.path,
+    startMs: f.startMs,
+    turnId: f.turnId,
+    client: ctx.root.client,
+    endApproximate: f.endApproximate,
+  };
+  return c.anomaly === undefined ? { event } : { event, anomaly: c.anomaly };
+}
