@@ -1,7 +1,7 @@
 /**
  * The usage event of one record of the task format: a final `api_req_started` entry (one
  * request) or a `subagent_usage` message (one use_subagents call's sub-agents). Both hold the
- * same counts, `tokensIn` following the provider's rule (docs/cline-format.md §15.5, §15.9).
+ * same counts, `tokensIn` following the provider's rule (docs/cline-format.md §15.5, §15.10).
  */
 import type { UsageEvent } from "../types.ts";
 import type { TaskContext } from "./parser.ts";

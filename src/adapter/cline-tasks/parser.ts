@@ -311,7 +311,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
   /**
    * One use_subagents call's sub-agents: their requests are written nowhere, only this message,
    * once, when all of them have ended: the sums of that call alone (never a running total), the
-   * counts as the lead's provider records them (docs/cline-format.md §15.9). One event, at
+   * counts as the lead's provider records them (docs/cline-format.md §15.10). One event, at
    * once: nothing rewrites it. Its start is the call's status message.
    */
   function subagentUsage(ts: number, body: Record<string, unknown> | undefined): void {

@@ -3,7 +3,7 @@ import { requestKey, subagentUsageKey } from "../../../src/adapter/cline-tasks/d
 import { ANTHROPIC, ask, parse, ROOT, request, say, subagentStatus, subagentUsage, TASK } from "./helpers.ts";
 
 /**
- * `say: "subagent_usage"` (docs/cline-format.md §15.9): the sums of one use_subagents call's
+ * `say: "subagent_usage"` (docs/cline-format.md §15.10): the sums of one use_subagents call's
  * sub-agents, whose requests are in no `api_req_started`: one event each, never dropped, never
  * counted twice; the call's status message is the lead request's tool call.
  */
