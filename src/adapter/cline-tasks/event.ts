@@ -27,7 +27,8 @@ export function taskUsageEvent(
   ctx: TaskContext,
   f: TaskRecordFacts,
 ): { readonly event: UsageEvent; readonly anomaly?: string } {
-  const c = taskComponents(f.provider, f.counts);
+  // The four components, their total and the cache branch, as the provider's rule gives them.
+  const { anomaly, ...components } = taskComponents(f.provider, f.counts);
   const cost = f.cost;
   const event: UsageEvent = {
     dedupKey: f.key,
@@ -38,12 +39,7 @@ export function taskUsageEvent(
     model: f.model,
     provider: f.provider,
     project: ctx.project,
-    input: c.input,
-    output: c.output,
-    cacheRead: c.cacheRead,
-    cacheWrite: c.cacheWrite,
-    total: c.total,
-    cacheBranch: c.cacheBranch,
+    ...components,
     // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price.
     recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? cost : null,
     // The calls recorded so far; the calls themselves carry the final divisor.
@@ -54,5 +50,5 @@ export function taskUsageEvent(
     client: ctx.root.client,
     endApproximate: f.endApproximate,
   };
-  return c.anomaly === undefined ? { event } : { event, anomaly: c.anomaly };
+  return anomaly === undefined ? { event } : { event, anomaly };
 }

@@ -31,6 +31,15 @@ export const counts = (tokensIn: number, tokensOut: number, cost = 0) => ({
   cost,
 });
 
+/** A final entry's counts, cache and cost included (`c` in the tests). */
+export const recorded = (tokensIn: number, tokensOut: number, cacheReads = 0, cacheWrites = 0, cost = 0) => ({
+  tokensIn,
+  tokensOut,
+  cacheReads,
+  cacheWrites,
+  cost,
+});
+
 /** `n` settled requests (each answered by a text), their counts all distinct. */
 export function settledRequests(n: number): UiMessage[] {
   return Array.from({ length: n }, (_, i) => [

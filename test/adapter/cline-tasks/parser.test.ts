@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { usageDedupKey } from "../../../src/adapter/cline/dedup.ts";
-import { ANTHROPIC, ask, parse, ROOT, request, say, TASK, tool } from "./helpers.ts";
-
-const c = (tokensIn: number, tokensOut: number, cacheReads = 0, cacheWrites = 0, cost = 0) => ({
-  tokensIn,
-  tokensOut,
-  cacheReads,
-  cacheWrites,
-  cost,
-});
+import { ANTHROPIC, ask, recorded as c, parse, ROOT, request, say, TASK, tool } from "./helpers.ts";
 
 describe("task format parser", () => {
   it("one event per final request; an in-flight one waits", () => {

@@ -1,20 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { requestKey, subagentUsageKey } from "../../../src/adapter/cline-tasks/dedup.ts";
-import { ANTHROPIC, ask, parse, ROOT, request, say, subagentStatus, subagentUsage, TASK } from "./helpers.ts";
+import {
+  ANTHROPIC,
+  ask,
+  recorded as c,
+  parse,
+  ROOT,
+  request,
+  say,
+  subagentStatus,
+  subagentUsage,
+  TASK,
+} from "./helpers.ts";
 
 /**
  * `say: "subagent_usage"` (docs/cline-format.md §15.10): the sums of one use_subagents call's
  * sub-agents, whose requests are in no `api_req_started`: one event each, never dropped, never
  * counted twice; the call's status message is the lead request's tool call.
  */
-
-const c = (tokensIn: number, tokensOut: number, cacheReads = 0, cacheWrites = 0, cost = 0) => ({
-  tokensIn,
-  tokensOut,
-  cacheReads,
-  cacheWrites,
-  cost,
-});
 
 /** A lead request that calls use_subagents, the call's sums, then the next request. */
 const batch = (usage = subagentUsage(20, c(6398, 240, 3072))) => [
