@@ -4,8 +4,14 @@
  * same counts, `tokensIn` following the provider's rule (docs/cline-format.md §15.5, §15.10).
  */
 import type { UsageEvent } from "../types.ts";
-import type { TaskContext } from "./parser.ts";
 import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
+
+/** What the event takes of its task (the parser's TaskContext has it). */
+export interface TaskEventContext {
+  readonly taskId: string;
+  readonly path: string;
+  readonly project: string;
+}
 
 export interface TaskRecordFacts {
   readonly key: string;
@@ -17,6 +23,8 @@ export interface TaskRecordFacts {
   readonly model: string;
   readonly provider: string;
   readonly turnId: string;
+  /** `cline.client` of the task. */
+  readonly client: string;
   readonly counts: RecordedTokens;
   /** The record's `cost` as scanned (checked here). */
   readonly cost: unknown;
@@ -24,7 +32,7 @@ export interface TaskRecordFacts {
 
 /** The event, and the provider rule's anomaly (`unknown-provider`, ...) when there is one. */
 export function taskUsageEvent(
-  ctx: TaskContext,
+  ctx: TaskEventContext,
   f: TaskRecordFacts,
 ): { readonly event: UsageEvent; readonly anomaly?: string } {
   // The four components, their total and the cache branch, as the provider's rule gives them.
@@ -47,7 +55,7 @@ export function taskUsageEvent(
     sourcePath: ctx.path,
     startMs: f.startMs,
     turnId: f.turnId,
-    client: ctx.root.client,
+    client: f.client,
     endApproximate: f.endApproximate,
   };
   return anomaly === undefined ? { event } : { event, anomaly };

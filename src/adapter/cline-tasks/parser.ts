@@ -290,6 +290,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
         model,
         provider,
         turnId: r.turnId,
+        client,
         counts: t,
         cost: body.cost,
       });
@@ -334,6 +335,7 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
       model,
       provider,
       turnId: turns.currentId(),
+      client,
       counts: counts.ok,
       cost: body?.cost,
     });
