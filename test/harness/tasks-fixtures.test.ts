@@ -1,7 +1,17 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { expectedTaskEvents } from "../../fixtures/harness/ground-truth-subagent.ts";
 import {
   type LoadedTaskGroundTruth,
   loadTaskGroundTruth,
@@ -19,7 +29,7 @@ import type { ToolCall, UsageEvent } from "../../src/adapter/types.ts";
  * The committed task-format fixtures (real Cline CLI 2.18.0, fixtures/harness/README.md) read by
  * the task adapter and compared with what the mock sent: per request the four components, the
  * provider's rule, the tool names; a cancelled request not counted, a resume not double counted,
- * a retried request counted once.
+ * a retried request counted once, a use_subagents call's sub-agents counted once (their sums).
  */
 
 interface Collected {
@@ -75,9 +85,11 @@ describe("task-format fixtures of the real Cline CLI 2.18.0", () => {
     const gt = gtOf(name);
     const { events, problems } = await collect(join(gt.fixtureRoot, gt.dataDir));
     expect(problems).toEqual([]);
-    expect(events).toHaveLength(gt.records.length);
+    // A lead response is one event; a use_subagents call's sub-agent responses are one (their sums).
+    const want = expectedTaskEvents(gt.records);
+    expect(events).toHaveLength(want.length);
     expect(gt.records.length).toBeGreaterThan(0);
-    gt.records.forEach((r, i) => {
+    want.forEach((r, i) => {
       const e = events[i] as UsageEvent;
       expect([e.input, e.output, e.cacheRead, e.cacheWrite], `${name} record ${i}`).toEqual([
         r.components.input,
@@ -87,6 +99,7 @@ describe("task-format fixtures of the real Cline CLI 2.18.0", () => {
       ]);
       expect(e.input + e.output + e.cacheRead + e.cacheWrite).toBe(e.total);
       expect([e.model, e.provider, e.client]).toEqual([r.model, r.provider, "cli"]);
+      expect(e.agent).toBe(r.subagent === true ? "subagent" : "lead");
       expect(e.dedupKey.startsWith("cline-tasks|")).toBe(true);
       // Cline's cost is kept to verify ours; 0 (an unpriced model) is no recorded cost.
       if (r.expectedCost !== undefined) expect(e.recordedCost).toBeCloseTo(r.expectedCost, 12);
@@ -127,7 +140,7 @@ describe("task-format fixtures of the real Cline CLI 2.18.0", () => {
   it.each(scenarios)("%s: tool calls by request, 1/n each, names as Cline records them", async (name) => {
     const gt = gtOf(name);
     const { events, toolCalls } = await collect(join(gt.fixtureRoot, gt.dataDir));
-    gt.records.forEach((r, i) => {
+    expectedTaskEvents(gt.records).forEach((r, i) => {
       const key = (events[i] as UsageEvent).dedupKey;
       const mine = toolCalls.filter((c) => c.usageKey === key);
       expect(
@@ -245,6 +258,57 @@ describe("task-format fixtures of the real Cline CLI 2.18.0", () => {
     expect(events).toHaveLength(gt.records.length);
     const key = events[summarize]?.dedupKey;
     expect(toolCalls.filter((c) => c.usageKey === key).map((c) => c.toolName)).toEqual(["summarizeTask"]);
+  });
+
+  it("subagent: each use_subagents call's sub-agents are ONE event of their sums, at the call's time", async () => {
+    const gt = gtOf("subagent");
+    const batches = gt.subagentBatches ?? [];
+    expect(batches).toHaveLength(2);
+    expect(gt.records.filter((r) => r.subagent === true)).toHaveLength(5);
+    const { events, toolCalls } = await collect(join(gt.fixtureRoot, gt.dataDir));
+    const sub = events.filter((e) => e.agent === "subagent");
+    // openai: tokensIn includes the cached tokens, as in a request entry.
+    expect(sub.map((e) => [e.input + e.cacheRead, e.output, e.cacheRead, e.cacheWrite])).toEqual(
+      batches.map((b) => [b.tokensIn, b.tokensOut, b.cacheReads, b.cacheWrites]),
+    );
+    for (const e of sub) {
+      expect(e.dedupKey).toMatch(/^cline-tasks\|.*\|subagents\|\d+\|0$/);
+      expect(e.sessionId).toBe(gt.taskIds[0]);
+      // Written when the call's sub-agents have all ended; started at the call's status message.
+      expect(e.startMs).toBeLessThan(e.timestampMs);
+      expect(e.endApproximate).toBe(false);
+      expect(toolCalls.some((c) => c.usageKey === e.dedupKey)).toBe(false);
+    }
+    // The lead's request that called use_subagents carries that call (its status message).
+    expect(toolCalls.filter((c) => c.toolName === "use_subagents")).toHaveLength(2);
+  });
+
+  it("subagent: the sums equal taskHistory.json's totals; without subagent_usage they fall short (reported)", async () => {
+    const gt = gtOf("subagent");
+    const data = join(gt.fixtureRoot, gt.dataDir);
+    const history = JSON.parse(readFileSync(join(data, "state", "taskHistory.json"), "utf8")) as {
+      tokensIn: number;
+      tokensOut: number;
+      cacheReads: number;
+    }[];
+    const h = history[0];
+    const { events } = await collect(data);
+    const sum = (f: (e: UsageEvent) => number) => events.reduce((a, e) => a + f(e), 0);
+    expect([sum((e) => e.input + e.cacheRead), sum((e) => e.output), sum((e) => e.cacheRead)]).toEqual([
+      h?.tokensIn,
+      h?.tokensOut,
+      h?.cacheReads,
+    ]);
+    // The same tree without its subagent_usage messages: history-mismatch, the tokens would be missed.
+    const dir = mkdtempSync(join(tmpdir(), "cline-tasks-subagent-"));
+    scratch.push(dir);
+    cpSync(data, join(dir, "data"), { recursive: true });
+    const ui = join(dir, "data", "tasks", gt.taskIds[0] ?? "", "ui_messages.json");
+    const msgs = JSON.parse(readFileSync(ui, "utf8")) as { say?: string }[];
+    writeFileSync(ui, JSON.stringify(msgs.filter((m) => m.say !== "subagent_usage")));
+    const dropped = await collect(join(dir, "data"));
+    expect(dropped.events.filter((e) => e.agent === "subagent")).toEqual([]);
+    expect(dropped.problems.filter((p) => p.startsWith("history-mismatch"))).toHaveLength(1);
   });
 
   it("commit no secrets.json, globalState.json, logs or temp files, and stay small", () => {

@@ -1,8 +1,8 @@
 /**
  * PRIVACY CANARY for the task format: the request text inside `api_req_started` (a string inside a
- * string), tool JSON bodies, command lines, prose, the task history's prompt, task_metadata.json's
- * paths and versions and secrets.json all hold a canary; after a real pass and report, it is in
- * none of the heap, the ledger, the output.
+ * string), tool JSON bodies, command lines, prose, a sub-agent call's status (prompts, results),
+ * the task history's prompt, task_metadata.json's paths and versions and secrets.json all hold a
+ * canary; after a real pass and report, it is in none of the heap, the ledger, the output.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -54,10 +54,35 @@ beforeAll(() => {
     {
       ts: 1796000000007,
       type: "say",
+      say: "subagent",
+      text: JSON.stringify({
+        status: "completed",
+        inputTokens: 1,
+        items: [{ index: 1, prompt: c("subprompt"), result: c("subresult"), latestToolCall: c("subtool") }],
+      }),
+      modelInfo: mi,
+    },
+    {
+      ts: 1796000000008,
+      type: "say",
+      say: "subagent_usage",
+      text: JSON.stringify({
+        source: "subagents",
+        tokensIn: 1,
+        tokensOut: 2,
+        cacheReads: 3,
+        cacheWrites: 4,
+        cost: 0,
+      }),
+      modelInfo: mi,
+    },
+    {
+      ts: 1796000000009,
+      type: "say",
       say: "api_req_started",
       text: JSON.stringify({ request: c("inflight") }),
     },
-    { ts: 1796000000008, type: "ask", ask: "completion_result", text: c("completion") },
+    { ts: 1796000000010, type: "ask", ask: "completion_result", text: c("completion") },
   ];
   writeFileSync(join(task, "ui_messages.json"), JSON.stringify(msgs));
   // Only environment_history[].ts and .host_name are read: the paths and versions next to them are not.
@@ -108,7 +133,9 @@ describe("task format privacy by construction", () => {
     expect(run.out).toContain("readFile");
     expect(run.out).toContain("execute_command");
     expect(run.out).toContain("claude-sonnet-4-5-20250929");
-    expect(run.out).toContain(`"cacheRead":30,"cacheWrite":40,"events":1,"toolCalls":3`);
+    expect(run.out).toContain("use_subagents");
+    // The lead's request and the sub-agents' sums: two events; the use_subagents call a fourth call.
+    expect(run.out).toContain(`"cacheRead":33,"cacheWrite":44,"events":2,"toolCalls":4`);
   });
 
   it("control: decoding the document the ordinary way puts the canary in the heap", () => {

@@ -20,6 +20,14 @@ export function requestKey(root: string, taskId: string, ts: number): string {
   return key(root, taskId, String(ts));
 }
 
+/**
+ * `cline-tasks|<root>|<task id>|subagents|<message ts>|<n>`: a `subagent_usage` message; n counts
+ * those sharing one ts. Never a request key: a request's ts may equal it.
+ */
+export function subagentUsageKey(root: string, taskId: string, ts: number, n: number): string {
+  return key(root, taskId, "subagents", String(ts), String(n));
+}
+
 /** `cline-tasks|<root>|<task id>|tool|<message ts>|<n>`: n counts messages sharing one ts. */
 export function taskToolKey(root: string, taskId: string, ts: number, n: number): string {
   return key(root, taskId, "tool", String(ts), String(n));

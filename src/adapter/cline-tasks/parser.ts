@@ -4,14 +4,16 @@
  * token counts. An in-flight entry (`{request}` only) waits; one a resume deletes was never
  * counted. A request's tool calls (`say: "tool"`, `say: "command"`) are the ones between it and
  * the next request, each 1/n of it; they wait until the request is closed (a later request, or
- * the task stopped to ask), so n is final when they are recorded.
+ * the task stopped to ask), so n is final when they are recorded. A `subagent_usage` message (the
+ * sub-agents of one use_subagents call, whose requests are in no entry) is one more event.
  */
 import { isWrongType, type WrongType } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type { DocumentSignals, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
-import { requestKey, taskToolKey, taskTurnKey } from "./dedup.ts";
-import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
+import { requestKey, subagentUsageKey, taskToolKey, taskTurnKey } from "./dedup.ts";
+import { taskUsageEvent } from "./event.ts";
+import type { RecordedTokens } from "./provider-rule.ts";
 import type { ScannedUiMessages, TaskRoot } from "./types.ts";
 
 /** What the task format has in place of the CLI's agents: one conversation per task. */
@@ -19,6 +21,12 @@ export const TASK_AGENT = "lead";
 
 /** Tool name of a `say: "command"` entry (the legacy core's execute_command tool). */
 export const COMMAND_TOOL = "execute_command";
+
+/** The agent of a `subagent_usage` event: the CLI adapter's value for a sub-agent's requests. */
+export const SUBAGENT_AGENT = "subagent";
+
+/** Tool name of a `say: "subagent"` status message: one per use_subagents call of the lead. */
+export const SUBAGENTS_TOOL = "use_subagents";
 
 /**
  * Asks after which the task does nothing until the user acts: the request before them is closed
@@ -70,6 +78,13 @@ interface Request {
   /** Undefined while in flight (or when its counts were rejected). */
   final: boolean;
   readonly tools: PendingTool[];
+}
+
+/** The tool a `say: "tool"` / `"command"` / `"subagent"` message records. */
+function toolName(say: string, body: Record<string, unknown> | undefined): string {
+  if (say === "command") return COMMAND_TOOL;
+  if (say === "subagent") return SUBAGENTS_TOOL;
+  return typeof body?.tool === "string" ? body.tool : "(unlisted)";
 }
 
 function text(v: unknown): string | undefined {
@@ -132,6 +147,9 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
   }
   const requestTs = new Set<number>();
   const toolTs = new Map<number, number>();
+  const subagentTs = new Map<number, number>();
+  /** The `ts` of the last use_subagents status message: when its sub-agents started. */
+  let batchStart = 0;
   let model = "";
   let provider = "";
   let current: Request | undefined;
@@ -211,9 +229,11 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
     turns.touch(ts);
     if (say === "completion_result") {
       if (settled) close(current);
-    } else if (say === "tool" || say === "command") {
-      const name =
-        say === "command" ? COMMAND_TOOL : typeof body?.tool === "string" ? body.tool : "(unlisted)";
+    } else if (say === "subagent_usage") {
+      subagentUsage(ts, body);
+    } else if (say === "tool" || say === "command" || say === "subagent") {
+      if (say === "subagent") batchStart = ts;
+      const name = toolName(say, body);
       const n = toolTs.get(ts) ?? 0;
       toolTs.set(ts, n + 1);
       (current?.tools ?? orphans).push({ name, ts, n });
@@ -261,44 +281,71 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
         continue;
       }
       const t = counts.ok;
-      const c = taskComponents(provider, t);
-      if (c.anomaly !== undefined)
-        problems.push({ path, code: c.anomaly, detail: `request ${ts}: provider "${provider}"` });
       r.final = true;
-      sums.tokensIn += t.tokensIn;
-      sums.tokensOut += t.tokensOut;
-      sums.cacheReads += t.cacheReads;
-      sums.cacheWrites += t.cacheWrites;
-      const cost = body.cost;
-      events.push({
-        dedupKey: r.key,
-        sessionId: taskId,
+      addSums(t);
+      const { event, anomaly } = taskUsageEvent(ctx, {
+        key: r.key,
         agent: TASK_AGENT,
-        messageId: String(ts),
-        timestampMs: ts,
+        ts,
+        startMs: ts,
+        endApproximate: true,
         model,
         provider,
-        project,
-        input: c.input,
-        output: c.output,
-        cacheRead: c.cacheRead,
-        cacheWrite: c.cacheWrite,
-        total: c.total,
-        cacheBranch: c.cacheBranch,
-        // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price.
-        recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? cost : null,
-        // The calls recorded so far; the calls themselves carry the final divisor.
-        toolCallCount: 0,
-        sourcePath: path,
-        startMs: ts,
         turnId: r.turnId,
         client: clientAt(ts),
-        endApproximate: true,
+        counts: t,
+        cost: body.cost,
       });
+      if (anomaly !== undefined)
+        problems.push({ path, code: anomaly, detail: `request ${ts}: provider "${provider}"` });
+      events.push(event);
     }
   }
   for (const t of orphans) pushTool(t, undefined);
   return done();
+
+  function addSums(t: RecordedTokens): void {
+    sums.tokensIn += t.tokensIn;
+    sums.tokensOut += t.tokensOut;
+    sums.cacheReads += t.cacheReads;
+    sums.cacheWrites += t.cacheWrites;
+  }
+
+  /**
+   * One use_subagents call's sub-agents: their requests are written nowhere, only this message,
+   * once, when all of them have ended: the sums of that call alone (never a running total), the
+   * counts as the lead's provider records them (docs/cline-format.md §15.10). One event, at
+   * once: nothing rewrites it. Its start is the call's status message.
+   */
+  function subagentUsage(ts: number, body: Record<string, unknown> | undefined): void {
+    const counts = body === undefined ? undefined : readCounts(body);
+    if (ts === 0 || counts === undefined || "reason" in counts) {
+      const reason = counts !== undefined && "reason" in counts ? counts.reason : "no counts";
+      const why = ts === 0 ? "no valid ts" : reason;
+      problems.push({ path, code: "invalid-subagent-usage", detail: `subagent_usage ${ts}: ${why}` });
+      return;
+    }
+    const n = subagentTs.get(ts) ?? 0;
+    subagentTs.set(ts, n + 1);
+    addSums(counts.ok);
+    const { event, anomaly } = taskUsageEvent(ctx, {
+      key: subagentUsageKey(root.path, taskId, ts, n),
+      agent: SUBAGENT_AGENT,
+      ts,
+      startMs: batchStart > 0 && batchStart <= ts ? batchStart : ts,
+      endApproximate: false,
+      model,
+      provider,
+      turnId: turns.currentId(),
+      client: clientAt(ts),
+      counts: counts.ok,
+      cost: body?.cost,
+    });
+    batchStart = 0;
+    if (anomaly !== undefined)
+      problems.push({ path, code: anomaly, detail: `subagent_usage ${ts}: provider "${provider}"` });
+    events.push(event);
+  }
 
   function done(): ParsedTask {
     const calls = new Map<string, number>();

@@ -1,6 +1,10 @@
 /** Task-format trees for tests: `<root>/tasks/<id>/ui_messages.json` and `state/taskHistory.json`. */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseUiMessages } from "../../../src/adapter/cline-tasks/parser.ts";
+import { uiMessagesSchema } from "../../../src/adapter/cline-tasks/schema.ts";
+import type { TaskRoot } from "../../../src/adapter/cline-tasks/types.ts";
+import { scanBuffer } from "../../../src/scan/scanner.ts";
 
 export type UiMessage = Record<string, unknown>;
 
@@ -24,6 +28,15 @@ export const counts = (tokensIn: number, tokensOut: number, cost = 0) => ({
   tokensOut,
   cacheReads: 0,
   cacheWrites: 0,
+  cost,
+});
+
+/** A final entry's counts, cache and cost included (`c` in the tests). */
+export const recorded = (tokensIn: number, tokensOut: number, cacheReads = 0, cacheWrites = 0, cost = 0) => ({
+  tokensIn,
+  tokensOut,
+  cacheReads,
+  cacheWrites,
   cost,
 });
 
@@ -61,4 +74,36 @@ export function writeTask(root: string, taskId: string, messages: readonly UiMes
 export function writeHistory(root: string, entries: readonly Record<string, unknown>[]): void {
   mkdirSync(join(root, "state"), { recursive: true });
   writeFileSync(join(root, "state", "taskHistory.json"), JSON.stringify(entries));
+}
+
+export const ROOT: TaskRoot = {
+  path: "/h/.cline/data",
+  client: "cli",
+  product: "Cline CLI",
+  foundBy: "<home>/.cline",
+};
+export const TASK = "1796000000000";
+
+/** One task's messages through the allow-list scanner and the parser. */
+export function parse(msgs: readonly UiMessage[], root: TaskRoot = ROOT) {
+  const doc = scanBuffer(Buffer.from(JSON.stringify(msgs)), uiMessagesSchema);
+  return parseUiMessages(doc, {
+    root,
+    taskId: TASK,
+    path: `${root.path}/tasks/${TASK}/ui_messages.json`,
+    project: "/p",
+  });
+}
+
+/** A `say: "subagent_usage"` message: one use_subagents call's sums (`source: "subagents"`). */
+export function subagentUsage(ts: number, counts: Record<string, number>, modelInfo = OPENAI): UiMessage {
+  const text = JSON.stringify({ source: "subagents", ...counts });
+  return { ts, type: "say", say: "subagent_usage", text, modelInfo };
+}
+
+/** The call's status message (`say: "subagent"`), its prompts and running snapshots inside. */
+export function subagentStatus(ts: number, partial = false): UiMessage {
+  const items = [{ index: 1, prompt: "SECRET-PROMPT", status: "completed", inputTokens: 9, outputTokens: 9 }];
+  const text = JSON.stringify({ status: partial ? "running" : "completed", inputTokens: 9, items });
+  return { ts, type: "say", say: "subagent", text, modelInfo: OPENAI, ...(partial ? { partial } : {}) };
 }

@@ -1,36 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { usageDedupKey } from "../../../src/adapter/cline/dedup.ts";
-import { parseUiMessages } from "../../../src/adapter/cline-tasks/parser.ts";
-import { uiMessagesSchema } from "../../../src/adapter/cline-tasks/schema.ts";
-import type { TaskRoot } from "../../../src/adapter/cline-tasks/types.ts";
-import { scanBuffer } from "../../../src/scan/scanner.ts";
-import { ANTHROPIC, ask, request, say, tool, type UiMessage } from "./helpers.ts";
-
-const ROOT: TaskRoot = {
-  path: "/h/.cline/data",
-  client: "cli",
-  product: "Cline CLI",
-  foundBy: "<home>/.cline",
-};
-const TASK = "1796000000000";
-
-function parse(msgs: readonly UiMessage[], root: TaskRoot = ROOT) {
-  const doc = scanBuffer(Buffer.from(JSON.stringify(msgs)), uiMessagesSchema);
-  return parseUiMessages(doc, {
-    root,
-    taskId: TASK,
-    path: `${root.path}/tasks/${TASK}/ui_messages.json`,
-    project: "/p",
-  });
-}
-
-const c = (tokensIn: number, tokensOut: number, cacheReads = 0, cacheWrites = 0, cost = 0) => ({
-  tokensIn,
-  tokensOut,
-  cacheReads,
-  cacheWrites,
-  cost,
-});
+import { ANTHROPIC, ask, recorded as c, parse, ROOT, request, say, TASK, tool } from "./helpers.ts";
 
 describe("task format parser", () => {
   it("one event per final request; an in-flight one waits", () => {
