@@ -11,7 +11,7 @@ import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type { DocumentSignals, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
 import { requestKey, taskToolKey, taskTurnKey } from "./dedup.ts";
-import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
+import { type RecordedTokens, recordsDollarCost, taskComponents } from "./provider-rule.ts";
 import type { ScannedUiMessages, TaskRoot } from "./types.ts";
 
 /** What the task format has in place of the CLI's agents: one conversation per task. */
@@ -284,7 +284,10 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
         total: c.total,
         cacheBranch: c.cacheBranch,
         // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price.
-        recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? cost : null,
+        recordedCost:
+          recordsDollarCost(provider) && typeof cost === "number" && Number.isFinite(cost) && cost > 0
+            ? cost
+            : null,
         // The calls recorded so far; the calls themselves carry the final divisor.
         toolCallCount: 0,
         sourcePath: path,
