@@ -34,3 +34,15 @@ export async function collectTasks(dataDir: string): Promise<Collected> {
   events.sort((a, b) => a.sessionId.localeCompare(b.sessionId) || a.timestampMs - b.timestampMs);
   return { events, toolCalls, problems };
 }
+
+/** An event's four components, in the order ground truth lists them. */
+export function eventComponents(e: UsageEvent): number[] {
+  return [e.input, e.output, e.cacheRead, e.cacheWrite];
+}
+
+/** A ground-truth record's four components (input without cache), in the same order. */
+export function recordComponents(r: {
+  readonly components: { input: number; output: number; cacheRead: number; cacheWrite: number };
+}): number[] {
+  return [r.components.input, r.components.output, r.components.cacheRead, r.components.cacheWrite];
+}

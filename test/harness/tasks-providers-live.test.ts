@@ -6,7 +6,7 @@ import { checkOutcome } from "../../fixtures/harness/ground-truth-tasks.ts";
 import { cline2Available, cline2Bin, taskDataDir } from "../../fixtures/harness/run-cline-tasks.ts";
 import { PROVIDER_SCENARIOS } from "../../fixtures/harness/scenarios-providers.ts";
 import { runTaskScenario } from "../../fixtures/harness/scenarios-tasks.ts";
-import { collectTasks } from "./tasks-collect.ts";
+import { collectTasks, eventComponents, recordComponents } from "./tasks-collect.ts";
 
 /**
  * The per-provider harness against the real Cline CLI 2.18.0 (CI: CLINE_OTEL_CLINE2_BIN), one
@@ -39,17 +39,7 @@ describe("per-provider task-format harness with the real Cline CLI 2.18.0", () =
         expect(out.records.length, out.scenario.name).toBe(2);
         const { events, problems } = await collectTasks(dataDir);
         expect(problems, out.scenario.name).toEqual([]);
-        expect(
-          events.map((e) => [e.input, e.output, e.cacheRead, e.cacheWrite]),
-          out.scenario.name,
-        ).toEqual(
-          out.records.map((r) => [
-            r.components.input,
-            r.components.output,
-            r.components.cacheRead,
-            r.components.cacheWrite,
-          ]),
-        );
+        expect(events.map(eventComponents), out.scenario.name).toEqual(out.records.map(recordComponents));
       }
     } finally {
       for (const r of roots) rmSync(r, { recursive: true, force: true });

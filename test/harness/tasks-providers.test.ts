@@ -13,7 +13,7 @@ import { TASK_SCENARIOS } from "../../fixtures/harness/scenarios-tasks.ts";
 import { PROVIDER_RULES } from "../../src/adapter/cline-tasks/provider-rule.ts";
 import type { UsageEvent } from "../../src/adapter/types.ts";
 import { ROOT } from "../helpers/cli.ts";
-import { collectTasks } from "./tasks-collect.ts";
+import { collectTasks, eventComponents, recordComponents } from "./tasks-collect.ts";
 
 /**
  * One real Cline CLI 2.18.0 fixture per further provider (fixtures/cline-tasks/<provider>-cache,
@@ -57,12 +57,7 @@ describe("per-provider task-format fixtures of the real Cline CLI 2.18.0", () =>
     expect(events).toHaveLength(gt.records.length);
     gt.records.forEach((r, i) => {
       const e = events[i] as UsageEvent;
-      expect([e.input, e.output, e.cacheRead, e.cacheWrite], `${name} record ${i}`).toEqual([
-        r.components.input,
-        r.components.output,
-        r.components.cacheRead,
-        r.components.cacheWrite,
-      ]);
+      expect(eventComponents(e), `${name} record ${i}`).toEqual(recordComponents(r));
       expect(e.input + e.output + e.cacheRead + e.cacheWrite).toBe(e.total);
       expect([e.provider, e.model, e.client]).toEqual([gt.provider, r.model, "cli"]);
     });
