@@ -21,9 +21,8 @@ import {
 } from "../../fixtures/harness/ground-truth-tasks.ts";
 import type { AnthropicWireUsage, OpenAiWireUsage } from "../../fixtures/harness/mock-llm.ts";
 import { TASK_SCENARIOS } from "../../fixtures/harness/scenarios-tasks.ts";
-import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
-import type { TaskRoot } from "../../src/adapter/cline-tasks/types.ts";
-import type { ToolCall, UsageEvent } from "../../src/adapter/types.ts";
+import type { UsageEvent } from "../../src/adapter/types.ts";
+import { collectTasks } from "./tasks-collect.ts";
 
 /**
  * The committed task-format fixtures (real Cline CLI 2.18.0, fixtures/harness/README.md) read by
@@ -32,38 +31,11 @@ import type { ToolCall, UsageEvent } from "../../src/adapter/types.ts";
  * a retried request counted once, a use_subagents call's sub-agents counted once (their sums).
  */
 
-interface Collected {
-  readonly events: UsageEvent[];
-  readonly toolCalls: ToolCall[];
-  readonly problems: string[];
-}
+const collect = collectTasks;
 
-function root(path: string): TaskRoot {
-  return { path, client: "cli", product: "Cline CLI 1.x/2.x or JetBrains", foundBy: "test" };
-}
-
-async function collect(dataDir: string): Promise<Collected> {
-  const adapter = createClineTasksAdapter([root(dataDir)]);
-  const d = await adapter.discover();
-  const events: UsageEvent[] = [];
-  const toolCalls: ToolCall[] = [];
-  const problems = d.problems.map((p) => `${p.code}: ${p.detail}`);
-  for (const s of d.sources) {
-    const o = await adapter.collectIncremental(s, undefined);
-    if (o.status !== "read") {
-      problems.push(`${o.status}: ${s.path}`);
-      continue;
-    }
-    events.push(...o.events);
-    toolCalls.push(...o.toolCalls);
-    problems.push(...o.problems.map((p) => `${p.code}: ${p.detail}`));
-  }
-  // Tasks in id order, requests in time order: the order of ground truth's records.
-  events.sort((a, b) => a.sessionId.localeCompare(b.sessionId) || a.timestampMs - b.timestampMs);
-  return { events, toolCalls, problems };
-}
-
-const scenarios = taskFixtureScenarios();
+// The format's scenarios; the per-provider fixtures (`<provider>-cache`) are tasks-providers.test.ts's.
+const formatScenarios = new Set(TASK_SCENARIOS.map((s) => s.name));
+const scenarios = taskFixtureScenarios().filter((n) => formatScenarios.has(n));
 const gts = new Map<string, LoadedTaskGroundTruth>(scenarios.map((n) => [n, loadTaskGroundTruth(n)]));
 const gtOf = (n: string): LoadedTaskGroundTruth => {
   const gt = gts.get(n);

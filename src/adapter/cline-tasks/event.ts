@@ -4,7 +4,7 @@
  * same counts, `tokensIn` following the provider's rule (docs/cline-format.md §15.5, §15.12).
  */
 import type { UsageEvent } from "../types.ts";
-import { type RecordedTokens, taskComponents } from "./provider-rule.ts";
+import { type RecordedTokens, recordsDollarCost, taskComponents } from "./provider-rule.ts";
 
 /** What the event takes of its task (the parser's TaskContext has it). */
 export interface TaskEventContext {
@@ -48,8 +48,12 @@ export function taskUsageEvent(
     provider: f.provider,
     project: ctx.project,
     ...components,
-    // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price.
-    recordedCost: typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? cost : null,
+    // Cline's recorded cost, kept only to verify ours: 0 is "no price known", not a price; some
+    // providers record another unit there (recordsDollarCost, docs/cline-format.md §15.5).
+    recordedCost:
+      recordsDollarCost(f.provider) && typeof cost === "number" && Number.isFinite(cost) && cost > 0
+        ? cost
+        : null,
     // The calls recorded so far; the calls themselves carry the final divisor.
     toolCallCount: 0,
     sourcePath: ctx.path,

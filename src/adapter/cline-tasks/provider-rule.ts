@@ -64,7 +64,23 @@ export interface RecordedTokens {
 
 export interface TaskComponents extends Components {
   /** Why the provider's rule could not be applied as written (reported), or undefined. */
-  readonly anomaly?: "unknown-provider" | "cache-exceeds-input" | "unexpected-cache";
+  readonly anomaly?: "unknown-provider" | "cache-exceeds-input" | "unexpected-cache" | "running-total";
+}
+
+/**
+ * Providers whose handler reports, for a response without usage, a running total instead
+ * (the legacy core then asks the handler's getApiStreamUsage and adds it to the request):
+ * asksage answers the account's monthly token count, stored as tokensIn with tokensOut 0
+ * (docs/cline-format.md §15.5, fixtures/cline-tasks/asksage-cache).
+ */
+const RUNNING_TOTAL_WITHOUT_USAGE: ReadonlySet<string> = new Set(["asksage"]);
+
+/** Providers whose recorded `cost` is not in dollars: asksage's is its `asksage_tokens` count. */
+const COST_NOT_DOLLARS: ReadonlySet<string> = new Set(["asksage"]);
+
+/** Whether a request's recorded `cost` can be kept as Cline's cost in dollars. */
+export function recordsDollarCost(providerId: string): boolean {
+  return !COST_NOT_DOLLARS.has(providerId);
 }
 
 function subset(t: RecordedTokens): TaskComponents {
@@ -98,6 +114,13 @@ function additive(t: RecordedTokens): TaskComponents {
 export function taskComponents(providerId: string, t: RecordedTokens): TaskComponents {
   const rule = Object.hasOwn(PROVIDER_RULES, providerId) ? PROVIDER_RULES[providerId] : undefined;
   const cache = t.cacheReads + t.cacheWrites;
+  if (RUNNING_TOTAL_WITHOUT_USAGE.has(providerId) && t.tokensOut === 0 && t.tokensIn > 0) {
+    // Every answered request has output: without it, tokensIn is the running total, never added.
+    return {
+      ...subset({ tokensIn: 0, tokensOut: 0, cacheReads: 0, cacheWrites: 0 }),
+      anomaly: "running-total",
+    };
+  }
   if (rule === "excludes") return additive(t);
   if (rule === "includes") {
     // Cache beyond tokensIn cannot be part of it: counted on top rather than as negative input.

@@ -1,7 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PROVIDER_RULES, taskComponents } from "../../../src/adapter/cline-tasks/provider-rule.ts";
+import {
+  PROVIDER_RULES,
+  recordsDollarCost,
+  taskComponents,
+} from "../../../src/adapter/cline-tasks/provider-rule.ts";
 import { ROOT } from "../../helpers/cli.ts";
 
 const t = (tokensIn: number, tokensOut: number, cacheReads: number, cacheWrites: number) => ({
@@ -51,6 +55,20 @@ describe("provider rule of the task format", () => {
     });
     expect(taskComponents("ollama", t(100, 5, 1, 0)).anomaly).toBe("unexpected-cache");
     expect(taskComponents("__proto__", t(1, 1, 0, 0)).anomaly).toBe("unknown-provider");
+  });
+
+  it("asksage: tokensOut 0 means the monthly running total was stored: not counted, reported", () => {
+    expect(taskComponents("asksage", t(90_017, 0, 0, 0))).toMatchObject({
+      input: 0,
+      output: 0,
+      total: 0,
+      anomaly: "running-total",
+    });
+    expect(taskComponents("asksage", t(2029, 119, 0, 0))).toMatchObject({ input: 2029, total: 2148 });
+    expect(taskComponents("asksage", t(2029, 119, 0, 0)).anomaly).toBeUndefined();
+    // Elsewhere a request without output keeps its input.
+    expect(taskComponents("ollama", t(90_017, 0, 0, 0))).toMatchObject({ input: 90_017 });
+    expect([recordsDollarCost("asksage"), recordsDollarCost("openai-native")]).toEqual([false, true]);
   });
 
   it("every provider of the table is documented with its rule in docs/cline-format.md §15.5", () => {
