@@ -185,7 +185,9 @@ export class Ingest {
     });
     if (info.changes === 0) return false;
     signals?.claimSeq();
-    sums.usageOf(e.sessionId, e.agent, e.project, e.model, e.provider).add(e, 1, e.timestampMs);
+    sums
+      .usageOf(e.sessionId, e.agent, e.project, e.model, e.provider, e.client ?? "")
+      .add(e, 1, e.timestampMs);
     return true;
   }
 
@@ -244,7 +246,7 @@ export class Ingest {
     if (info.changes > 0) {
       if (record !== undefined && record.signalSeq !== null) this.signals?.claimSeq();
       sums
-        .toolOf(c.sessionId, c.agent, c.project, c.model, c.provider, c.toolName, known)
+        .toolOf(c.sessionId, c.agent, c.project, c.model, c.provider, c.client ?? "", c.toolName, known)
         .add(share, 1, c.timestampMs);
       return "added";
     }
@@ -265,13 +267,14 @@ export class Ingest {
           project: string;
           model: string;
           provider: string;
+          client: string;
           toolName: string;
           tsMs: number;
         }
       | undefined;
     if (up === undefined) return "known";
     sums
-      .toolOf(up.sessionId, up.agent, up.project, up.model, up.provider, up.toolName, 1)
+      .toolOf(up.sessionId, up.agent, up.project, up.model, up.provider, up.client, up.toolName, 1)
       .add(share, 0, up.tsMs);
     return "upgraded";
   }
@@ -311,13 +314,14 @@ function prepare(db: Database.Database) {
       `UPDATE tool_calls SET usage_key = @usageKey, divisor = @divisor, share_input = @shareInput,
          share_output = @shareOutput, share_cache_read = @shareCacheRead, share_cache_write = @shareCacheWrite
        WHERE call_key = @callKey AND usage_key = ''
-       RETURNING session_id AS sessionId, agent, project, model, provider, tool_name AS toolName, ts_ms AS tsMs`,
+       RETURNING session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
+         ts_ms AS tsMs`,
     ),
     usageSeries: db.prepare(
       `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms,
          last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @input, @output, @cacheRead, @cacheWrite, @n,
-         @nowMs, @nowMs, @lastEventMs)
+       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @input, @output, @cacheRead, @cacheWrite,
+         @n, @nowMs, @nowMs, @lastEventMs)
        ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
          events = events + excluded.events, updated_ms = excluded.updated_ms,
@@ -326,8 +330,8 @@ function prepare(db: Database.Database) {
     toolSeries: db.prepare(
       `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
          first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @toolName, @usageKnown, @n, @input, @output,
-         @cacheRead, @cacheWrite, @nowMs, @nowMs, @lastEventMs)
+       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @toolName, @usageKnown, @n, @input,
+         @output, @cacheRead, @cacheWrite, @nowMs, @nowMs, @lastEventMs)
        ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + excluded.calls,
          input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
@@ -375,11 +379,18 @@ class SeriesSums {
   readonly usage = new Map<string, SeriesSum>();
   readonly tool = new Map<string, SeriesSum>();
 
-  usageOf(sessionId: string, agent: string, project: string, model: string, provider: string): SeriesSum {
-    const id = [sessionId, agent, project, model, provider].join("\u0000");
+  usageOf(
+    sessionId: string,
+    agent: string,
+    project: string,
+    model: string,
+    provider: string,
+    client: string,
+  ): SeriesSum {
+    const id = [sessionId, agent, project, model, provider, client].join("\u0000");
     let s = this.usage.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ sessionId, agent, project, model, provider });
+      s = new SeriesSum({ sessionId, agent, project, model, provider, client });
       this.usage.set(id, s);
     }
     return s;
@@ -391,13 +402,14 @@ class SeriesSums {
     project: string,
     model: string,
     provider: string,
+    client: string,
     toolName: string,
     usageKnown: 0 | 1,
   ): SeriesSum {
-    const id = [sessionId, agent, project, model, provider, toolName, usageKnown].join("\u0000");
+    const id = [sessionId, agent, project, model, provider, client, toolName, usageKnown].join("\u0000");
     let s = this.tool.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ sessionId, agent, project, model, provider, toolName, usageKnown });
+      s = new SeriesSum({ sessionId, agent, project, model, provider, client, toolName, usageKnown });
       this.tool.set(id, s);
     }
     return s;

@@ -28,3 +28,14 @@ export function versionedStatements<R, W>(
     },
   };
 }
+
+/** Schema version from which every series table has `client` in its key (tables/client-v2.ts). */
+export const CLIENT_VERSION = 2;
+
+/**
+ * The `client` column (of table alias `alias`), or '' on a read-only view of a ledger from before
+ * CLIENT_VERSION, so an older ledger's report still reads (its series have no client).
+ */
+export function clientColumn(version: number, alias = ""): string {
+  return version >= CLIENT_VERSION ? `${alias}client` : "''";
+}

@@ -68,6 +68,7 @@ function commitCompaction(l: Ledger, c: Compaction, size: number) {
 const row = (over: Partial<CompactionSeriesRow>): CompactionSeriesRow => ({
   sessionId: "s1",
   agent: "lead",
+  client: "",
   project: "/work/ws",
   model: "m",
   provider: "p",
