@@ -33,9 +33,9 @@ export function versionedStatements<R, W>(
 export const CLIENT_VERSION = 2;
 
 /**
- * The `client` column (of table alias `alias`), or '' on a read-only view of a ledger from before
- * CLIENT_VERSION, so an older ledger's report still reads (its series have no client).
+ * The `client` column, or '' on a read-only view of a ledger from before CLIENT_VERSION, so an
+ * older ledger's report still reads (its series have no client).
  */
-export function clientColumn(version: number, alias = ""): string {
-  return version >= CLIENT_VERSION ? `${alias}client` : "''";
+export function clientColumn(version: number): string {
+  return version >= CLIENT_VERSION ? "client" : "''";
 }

@@ -207,6 +207,20 @@ describe("ledger schema v2: cline.client in every series key", () => {
     l.close();
   });
 
+  it("a read-only view of a v1 ledger (an older daemon still writing it) reads its series with client ''", () => {
+    const v1 = v1Ledger();
+    const l = Ledger.open(v1, { readOnly: true });
+    const rows = [...l.usageSeries(), ...l.toolSeries(), ...l.captureSeries(), ...l.compactionSeries()];
+    expect(rows.length).toBeGreaterThan(3);
+    for (const r of rows) expect(r.client).toBe("");
+    expect(l.captureDelta(0, 10)).toHaveLength(1);
+    expect(l.compactionDelta(0, 10)).toHaveLength(1);
+    l.close();
+    const db = new Database(join(v1, LEDGER_FILE), { readonly: true });
+    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    db.close();
+  });
+
   it("a fresh ledger has exactly the schema of an upgraded one", () => {
     const v1 = v1Ledger();
     Ledger.open(v1).close();
