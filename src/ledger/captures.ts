@@ -84,13 +84,7 @@ export class Captures {
   private readonly writes: () => ReturnType<typeof prepareWrites>;
 
   constructor(db: Database.Database, version: number) {
-    const s = versionedStatements(
-      db,
-      version,
-      CAPTURES_VERSION,
-      (d) => prepareReads(d, version),
-      prepareWrites,
-    );
+    const s = versionedStatements(db, version, CAPTURES_VERSION, prepareReads, prepareWrites);
     this.st = s.reads;
     this.writes = s.writes;
     this.present = s.reads !== undefined;

@@ -56,13 +56,7 @@ export class Compactions {
   private readonly writes: () => ReturnType<typeof prepareWrites>;
 
   constructor(db: Database.Database, version: number) {
-    const s = versionedStatements(
-      db,
-      version,
-      COMPACTIONS_VERSION,
-      (d) => prepareReads(d, version),
-      prepareWrites,
-    );
+    const s = versionedStatements(db, version, COMPACTIONS_VERSION, prepareReads, prepareWrites);
     this.st = s.reads;
     this.writes = s.writes;
     this.present = s.reads !== undefined;

@@ -185,9 +185,7 @@ export class Ingest {
     });
     if (info.changes === 0) return false;
     signals?.claimSeq();
-    sums
-      .usageOf(e.sessionId, e.agent, e.project, e.model, e.provider, e.client ?? "")
-      .add(e, 1, e.timestampMs);
+    sums.usageOf(seriesKeyOf(e)).add(e, 1, e.timestampMs);
     return true;
   }
 
@@ -245,9 +243,7 @@ export class Ingest {
     });
     if (info.changes > 0) {
       if (record !== undefined && record.signalSeq !== null) this.signals?.claimSeq();
-      sums
-        .toolOf(c.sessionId, c.agent, c.project, c.model, c.provider, c.client ?? "", c.toolName, known)
-        .add(share, 1, c.timestampMs);
+      sums.toolOf(seriesKeyOf(c), c.toolName, known).add(share, 1, c.timestampMs);
       return "added";
     }
     if (!paid || !added.has(c.usageKey)) return "known";
@@ -260,22 +256,9 @@ export class Ingest {
       shareOutput: share.output,
       shareCacheRead: share.cacheRead,
       shareCacheWrite: share.cacheWrite,
-    }) as
-      | {
-          sessionId: string;
-          agent: string;
-          project: string;
-          model: string;
-          provider: string;
-          client: string;
-          toolName: string;
-          tsMs: number;
-        }
-      | undefined;
+    }) as (SeriesKey & { toolName: string; tsMs: number }) | undefined;
     if (up === undefined) return "known";
-    sums
-      .toolOf(up.sessionId, up.agent, up.project, up.model, up.provider, up.client, up.toolName, 1)
-      .add(share, 0, up.tsMs);
+    sums.toolOf(up, up.toolName, 1).add(share, 0, up.tsMs);
     return "upgraded";
   }
 }
@@ -374,42 +357,50 @@ class SeriesSum {
   }
 }
 
+/** The key of a usage series (SERIES_KEY), and the prefix of a tool series'. */
+type SeriesKey = {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly project: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly client: string;
+};
+
+/** An event's or call's series key (no client said: ''). */
+function seriesKeyOf(r: Omit<SeriesKey, "client"> & { readonly client?: string | undefined }): SeriesKey {
+  return {
+    sessionId: r.sessionId,
+    agent: r.agent,
+    project: r.project,
+    model: r.model,
+    provider: r.provider,
+    client: r.client ?? "",
+  };
+}
+
 /** Per-commit running sums of the rows added, by series key. */
 class SeriesSums {
   readonly usage = new Map<string, SeriesSum>();
   readonly tool = new Map<string, SeriesSum>();
 
-  usageOf(
-    sessionId: string,
-    agent: string,
-    project: string,
-    model: string,
-    provider: string,
-    client: string,
-  ): SeriesSum {
-    const id = [sessionId, agent, project, model, provider, client].join("\u0000");
+  usageOf(k: SeriesKey): SeriesSum {
+    const id = [k.sessionId, k.agent, k.project, k.model, k.provider, k.client].join("\u0000");
     let s = this.usage.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ sessionId, agent, project, model, provider, client });
+      s = new SeriesSum(seriesKeyOf(k));
       this.usage.set(id, s);
     }
     return s;
   }
 
-  toolOf(
-    sessionId: string,
-    agent: string,
-    project: string,
-    model: string,
-    provider: string,
-    client: string,
-    toolName: string,
-    usageKnown: 0 | 1,
-  ): SeriesSum {
-    const id = [sessionId, agent, project, model, provider, client, toolName, usageKnown].join("\u0000");
+  toolOf(k: SeriesKey, toolName: string, usageKnown: 0 | 1): SeriesSum {
+    const id = [k.sessionId, k.agent, k.project, k.model, k.provider, k.client, toolName, usageKnown].join(
+      "\u0000",
+    );
     let s = this.tool.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ sessionId, agent, project, model, provider, client, toolName, usageKnown });
+      s = new SeriesSum({ ...seriesKeyOf(k), toolName, usageKnown });
       this.tool.set(id, s);
     }
     return s;

@@ -16,12 +16,12 @@ export function versionedStatements<R, W>(
   db: Database.Database,
   version: number,
   since: number,
-  prepareReads: (db: Database.Database) => R,
+  prepareReads: (db: Database.Database, version: number) => R,
   prepareWrites: (db: Database.Database) => W,
 ): VersionedStatements<R, W> {
   let w: W | undefined;
   return {
-    reads: version >= since ? prepareReads(db) : undefined,
+    reads: version >= since ? prepareReads(db, version) : undefined,
     writes: () => {
       w ??= prepareWrites(db);
       return w;

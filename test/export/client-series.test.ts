@@ -5,16 +5,22 @@
  * on metric series (issue 24), as on the other series.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Compaction } from "../../src/adapter/types.ts";
 import { CAPTURE_METRICS } from "../../src/export/captures.ts";
 import { COMPACTION_METRIC } from "../../src/export/compactions.ts";
 import { GENAI_ATTRIBUTES, GENAI_METRICS } from "../../src/export/genai/metrics.ts";
 import { POINTS_PER_ROW } from "../../src/export/pages.ts";
-import { METRICS } from "../../src/export/translate.ts";
+import { METRICS, type PriceLookup } from "../../src/export/translate.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
 import type { RepositoryAttributes } from "../../src/vcs/repository.ts";
 import { call, event, finalObservation } from "../helpers/events.ts";
-import { commitCaptures, requestCapture, type TempLedger, tempLedger } from "./helpers/ledger.ts";
+import {
+  commitCaptures,
+  commitCompaction,
+  requestCapture,
+  sampleCompaction,
+  type TempLedger,
+  tempLedger,
+} from "./helpers/ledger.ts";
 import { type Harness, harness } from "./helpers/sdk.ts";
 
 const CLIENT = "jetbrains";
@@ -31,9 +37,7 @@ const GENAI_NAMES = Object.values(GENAI_METRICS).map((m) => m.name);
 
 /** Every metric family's names: each must carry the client on every point. */
 const FAMILIES: Readonly<Record<string, readonly string[]>> = {
-  "cline.* counters": Object.values(METRICS)
-    .map((m) => m.name)
-    .filter((n) => n !== METRICS.costUsage.name && n !== METRICS.toolCostUsage.name),
+  "cline.* counters": Object.values(METRICS).map((m) => m.name),
   "GenAI histograms": GENAI_NAMES,
   "capture metrics": Object.values(CAPTURE_METRICS).map((m) => m.name),
   "cline.compactions": [COMPACTION_METRIC.name],
@@ -47,44 +51,30 @@ function fill(l: Ledger): void {
     call("c1", paid.dedupKey, 2, { client: CLIENT, timestampMs: now }),
     call("c2", paid.dedupKey, 2, { client: CLIENT, timestampMs: now, toolName: "read_files" }),
   ];
-  // m2's model has no price: cline.requests.unpriced (no price lookup: every request is).
-  l.commit(finalObservation([paid, event("m2", { client: CLIENT, timestampMs: now })], calls));
+  // m2's model has no price (cline.requests.unpriced), m1's has (the cost counters).
+  const unpriced = event("m2", { client: CLIENT, timestampMs: now, model: "unpriced-model" });
+  l.commit(finalObservation([paid, unpriced], calls));
   commitCaptures(l, "/caps/a", [requestCapture("a", { client: CLIENT, timestampMs: now })]);
-  const c: Compaction = {
-    compactionKey: "cline-compaction|s1|lead|x|10",
-    sessionId: "s1",
-    rootSessionId: "s1",
-    agent: "lead",
-    project: "/work/ws",
-    strategy: "agentic",
-    reason: "unrecorded",
-    timestampMs: now,
-    sourceMessageCount: 10,
-    messagesRemoved: null,
-    tokensBefore: 4000,
-    sourcePath: "/s/s1/s1.compaction.json",
-  };
-  l.commit({
-    status: "read",
-    source: { adapterId: "cline-compaction", path: c.sourcePath, origin: "walk", hint: {} },
-    checkpoint: { path: c.sourcePath, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
-    events: [],
-    toolCalls: [],
-    compactions: [c],
-    problems: [],
-  });
+  commitCompaction(l, sampleCompaction({ timestampMs: now }));
 }
 
+const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+const priceOf: PriceLookup = (_provider, model) => (model === "m1" ? PRICE : undefined);
+
 const PATHS = {
-  cumulative: { temporality: "cumulative" },
+  cumulative: { temporality: "cumulative", translate: { priceOf } },
   // One usage row a page (POINTS_PER_ROW): every family crosses a page boundary.
   "cumulative in pages": {
     temporality: "cumulative",
+    translate: { priceOf },
     pagePoints: POINTS_PER_ROW,
     maxPointsPerRequest: POINTS_PER_ROW,
   },
-  "cumulative, session id off": { temporality: "cumulative", translate: { includeSessionId: false } },
-  delta: { temporality: "delta" },
+  "cumulative, session id off": {
+    temporality: "cumulative",
+    translate: { priceOf, includeSessionId: false },
+  },
+  delta: { temporality: "delta", translate: { priceOf } },
 } as const satisfies Record<string, Parameters<typeof harness>[1]>;
 
 describe("cline.client on every metric series", () => {

@@ -10,14 +10,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Compaction } from "../../src/adapter/types.ts";
 import { ATTR } from "../../src/export/attributes.ts";
 import { NO_PRICES, translate } from "../../src/export/translate.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { CLIENT_SERIES_V2 } from "../../src/ledger/tables/client-v2.ts";
-import { commitCaptures, requestCapture } from "../export/helpers/ledger.ts";
+import {
+  commitCaptures,
+  commitCompaction,
+  requestCapture,
+  sampleCompaction,
+} from "../export/helpers/ledger.ts";
 import { call, event, finalObservation } from "../helpers/events.ts";
 
 let dir: string;
@@ -37,21 +41,6 @@ const ADDED: Readonly<Record<string, readonly string[]>> = {
   compactions: ["client"],
 };
 
-const compaction: Compaction = {
-  compactionKey: "cline-compaction|s1|lead|2026-12-01T10:00:00.000Z|10",
-  sessionId: "s1",
-  rootSessionId: "s1",
-  agent: "lead",
-  project: "/work/ws",
-  strategy: "agentic",
-  reason: "unrecorded",
-  timestampMs: 1_796_000_000_500,
-  sourceMessageCount: 10,
-  messagesRemoved: null,
-  tokensBefore: 4000,
-  sourcePath: "/s/s1/s1.compaction.json",
-};
-
 /** Rows of every kind, written by this build's own code (a ledger of the current schema). */
 function writeRows(stateDir: string): void {
   const l = Ledger.open(stateDir);
@@ -62,15 +51,7 @@ function writeRows(stateDir: string): void {
   ];
   l.commit(finalObservation([paid, event("m2", { client: "vscode" })], calls));
   commitCaptures(l, "/caps/a", [requestCapture("a")]);
-  l.commit({
-    status: "read",
-    source: { adapterId: "cline-compaction", path: compaction.sourcePath, origin: "walk", hint: {} },
-    checkpoint: { path: compaction.sourcePath, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
-    events: [],
-    toolCalls: [],
-    compactions: [compaction],
-    problems: [],
-  });
+  commitCompaction(l, sampleCompaction());
   l.close();
   const db = new Database(join(stateDir, LEDGER_FILE));
   db.prepare(
