@@ -3,7 +3,7 @@ import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
 import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
-import { SERIES_KEY } from "./series.ts";
+import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
@@ -358,14 +358,7 @@ class SeriesSum {
 }
 
 /** The key of a usage series (SERIES_KEY), and the prefix of a tool series'. */
-type SeriesKey = {
-  readonly sessionId: string;
-  readonly agent: string;
-  readonly project: string;
-  readonly model: string;
-  readonly provider: string;
-  readonly client: string;
-};
+type SeriesKey = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "client">;
 
 /** An event's or call's series key (no client said: ''). */
 function seriesKeyOf(r: Omit<SeriesKey, "client"> & { readonly client?: string | undefined }): SeriesKey {
