@@ -208,6 +208,15 @@ describe("ledger schema v2: cline.client in every series key", () => {
     const fresh = join(dir, "fresh");
     Ledger.open(fresh).close();
     expect(shape(join(fresh, LEDGER_FILE))).toEqual(shape(join(v1, LEDGER_FILE)));
+    // Nothing refers to a table renamed away (capture_buckets' key points at the new capture_series).
+    const db = new Database(join(v1, LEDGER_FILE), { readonly: true });
+    const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").all() as { sql: string }[])
+      .map((r) => r.sql)
+      .join("\n");
+    expect(sql).not.toMatch(/_v1\b/);
+    expect(sql).toMatch(/REFERENCES capture_series \(id\)/);
+    expect(db.pragma("foreign_key_check")).toEqual([]);
+    db.close();
   });
 
   it("runs in the upgrade's one transaction: a failure in it leaves the v1 ledger as it was", () => {
