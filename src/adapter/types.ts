@@ -184,6 +184,8 @@ export interface RequestCapture {
   readonly provider: string;
   /** The session's cwd, fixed when the capture is first read ("" when unknown). */
   readonly project: string;
+  /** As UsageEvent.client: the session's, where discovery knows it. */
+  readonly client?: string;
   /** Record `timestamp`, unix milliseconds (0 when absent or invalid). */
   readonly timestampMs: number;
   /** `summary.payloadBytes`: the whole request (system prompt, tools, messages). */

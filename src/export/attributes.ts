@@ -15,6 +15,8 @@ export const ATTR = {
   usageKnown: "cline.usage.known",
   /** cline.tool.calls: success | failure | unknown (docs/metrics.md "Tool outcome"). */
   toolOutcome: "cline.tool.outcome",
+  /** Which Cline client wrote it: cli, vscode, jetbrains, ... (absent on a series from before v2). */
+  client: "cline.client",
 } as const;
 
 /**
@@ -63,16 +65,27 @@ export const SERIES_DIMS_KEYS = [
   ATTR.project,
   ATTR.model,
   ATTR.provider,
+  ATTR.client,
   ...VCS_SERIES_KEYS,
 ] as const;
 
-/** The session / agent / project / model / provider of a series row. */
+/** The session / agent / project / model / provider / client of a series row. */
 export interface SeriesDims {
   readonly sessionId: string;
   readonly agent: string;
   readonly project: string;
   readonly model: string;
   readonly provider: string;
+  /** '' (a series from before schema v2, or an adapter that does not say): no `cline.client`. */
+  readonly client: string;
+}
+
+/**
+ * `cline.client` onto `out` when the series has one: a series the ledger kept from before schema
+ * v2 has client '' and is exported without it, as it always was (its attribute set is its identity).
+ */
+export function putClient(out: Record<string, string>, client: string): void {
+  if (client !== "") out[ATTR.client] = client;
 }
 
 /**
@@ -96,6 +109,7 @@ export function seriesDimsAttributes(
   if (project !== undefined) out[ATTR.project] = project;
   out[ATTR.model] = row.model;
   out[ATTR.provider] = row.provider;
+  putClient(out, row.client);
   if (opts.repositoryOf !== undefined) Object.assign(out, opts.repositoryOf(row.project).series);
   return out;
 }

@@ -105,7 +105,7 @@ export interface CaptureMetricOptions extends CaptureTranslateOptions {
 
 /** The attributes of a capture series: common ones (agent only when known) and the stage. */
 export function captureAttributes(
-  row: Pick<CaptureSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "stage">,
+  row: Pick<CaptureSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "client" | "stage">,
   opts: CaptureTranslateOptions,
 ): Attrs {
   const out = seriesDimsAttributes(row, opts);

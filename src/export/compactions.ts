@@ -60,7 +60,7 @@ export interface CompactionPoint {
 export function compactionAttributes(
   row: Pick<
     CompactionSeriesRow,
-    "sessionId" | "agent" | "project" | "model" | "provider" | "strategy" | "reason"
+    "sessionId" | "agent" | "project" | "model" | "provider" | "client" | "strategy" | "reason"
   >,
   opts: CompactionTranslateOptions,
 ): Attrs {

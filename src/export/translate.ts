@@ -12,6 +12,7 @@ import {
   ATTR,
   type Attrs,
   allowListed,
+  putClient,
   renderProject,
   seriesKey,
   TOKEN_TYPES,
@@ -120,7 +121,7 @@ function component(c: Components, t: TokenType): number {
   }
 }
 
-type SeriesDims = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider">;
+type SeriesDims = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "client">;
 
 /** The attributes every series carries, rendered per the project / session-id settings. */
 export function commonAttributes(
@@ -134,6 +135,7 @@ export function commonAttributes(
   if (project !== undefined) out[ATTR.project] = project;
   out[ATTR.model] = row.model;
   out[ATTR.provider] = row.provider;
+  putClient(out, row.client);
   if (opts.repositoryOf !== undefined) Object.assign(out, opts.repositoryOf(row.project).series);
   return out;
 }

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import type { RequestCapture } from "../adapter/types.ts";
 import { bucketIndex, CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "./schema.ts";
 import type { IdWindow } from "./series.ts";
-import { versionedStatements } from "./statements.ts";
+import { clientColumn, versionedStatements } from "./statements.ts";
 
 /** Schema version from which the ledger has the capture tables (the baseline). */
 export const CAPTURES_VERSION = 1;
@@ -25,6 +25,8 @@ export interface CaptureSeriesRow extends CaptureContentCounts {
   readonly project: string;
   readonly model: string;
   readonly provider: string;
+  /** `cline.client` ('' for a series from before schema v2, or an adapter that does not say). */
+  readonly client: string;
   readonly stage: string;
   readonly captures: number;
   /** Captures with attempt > 1. */
@@ -52,7 +54,7 @@ export interface CaptureSeriesRow extends CaptureContentCounts {
  * summarizer capture from its columns).
  */
 export interface CaptureRow
-  extends Omit<RequestCapture, "roles" | "timestampMs" | "sourcePath" | "purpose">,
+  extends Omit<RequestCapture, "roles" | "timestampMs" | "sourcePath" | "purpose" | "client">,
     CaptureContentCounts {
   readonly id: number;
   readonly tsMs: number;
@@ -62,8 +64,12 @@ function emptyBuckets(boundaries: readonly number[]): number[] {
   return new Array<number>(boundaries.length + 1).fill(0);
 }
 
-const CAPTURE_SERIES_KEY = "session_id, agent, project, model, provider, stage";
-const DIMS = "session_id AS sessionId, agent, project, model, provider, stage";
+const CAPTURE_SERIES_KEY = "session_id, agent, project, model, provider, stage, client";
+/** The key as read: `client` as `clientColumn` says for the ledger's version. */
+const readKey = (version: number) =>
+  `session_id, agent, project, model, provider, stage, ${clientColumn(version)}`;
+const dims = (version: number) =>
+  `session_id AS sessionId, agent, project, model, provider, stage, ${clientColumn(version)} AS client`;
 
 type SeriesBase = Omit<CaptureSeriesRow, "payloadBuckets" | "tokenBuckets">;
 
@@ -109,6 +115,7 @@ export class Captures {
       project: c.project,
       model: c.model,
       provider: c.provider,
+      client: c.client ?? "",
       tsMs: c.timestampMs,
       payloadBytes: c.payloadBytes,
       estimatedTokens: c.estimatedTokens,
@@ -168,7 +175,7 @@ export class Captures {
   delta(w: IdWindow): CaptureSeriesRow[] {
     if (this.st === undefined) return [];
     const keyOf = (r: Record<string, unknown>) =>
-      JSON.stringify([r.sessionId, r.agent, r.project, r.model, r.provider, r.stage]);
+      JSON.stringify([r.sessionId, r.agent, r.project, r.model, r.provider, r.stage, r.client]);
     const params = { after: w.after, upTo: w.upTo };
     const rows = (this.st.delta.all(params) as SeriesBase[]).map((r) => ({
       ...r,
@@ -204,7 +211,9 @@ export class Captures {
   }
 }
 
-function prepareReads(db: Database.Database) {
+function prepareReads(db: Database.Database, version: number) {
+  const DIMS = dims(version);
+  const KEY = readKey(version);
   const sums = `messages, role_system AS roleSystem, role_user AS roleUser, role_assistant AS roleAssistant,
     role_tool AS roleTool, role_other AS roleOther, tool_results AS toolResults, reasoning_blocks AS reasoningBlocks`;
   const rowCols = `id, capture_key AS captureKey, capture_id AS captureId, stage, seq, attempt, mode,
@@ -234,14 +243,14 @@ function prepareReads(db: Database.Database) {
          SUM(role_user) AS roleUser, SUM(role_assistant) AS roleAssistant, SUM(role_tool) AS roleTool,
          SUM(role_other) AS roleOther, SUM(tool_results) AS toolResults, SUM(reasoning_blocks) AS reasoningBlocks,
          MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs, MAX(ts_ms) AS lastEventMs
-       FROM captures WHERE id > @after AND id <= @upTo GROUP BY ${CAPTURE_SERIES_KEY} ORDER BY MIN(id)`,
+       FROM captures WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
     ),
     deltaBuckets: db.prepare(
       `SELECT ${DIMS}, 'payload' AS metric, payload_bucket AS bucket, COUNT(*) AS count
-       FROM captures WHERE id > @after AND id <= @upTo GROUP BY ${CAPTURE_SERIES_KEY}, payload_bucket
+       FROM captures WHERE id > @after AND id <= @upTo GROUP BY ${KEY}, payload_bucket
        UNION ALL
        SELECT ${DIMS}, 'tokens' AS metric, tokens_bucket AS bucket, COUNT(*) AS count
-       FROM captures WHERE id > @after AND id <= @upTo GROUP BY ${CAPTURE_SERIES_KEY}, tokens_bucket`,
+       FROM captures WHERE id > @after AND id <= @upTo GROUP BY ${KEY}, tokens_bucket`,
     ),
     maxId: db.prepare("SELECT IFNULL(MAX(id), 0) AS id FROM captures"),
     rows: db.prepare(`SELECT ${rowCols} FROM captures ${rowOrder}`),
@@ -257,12 +266,12 @@ function prepareWrites(db: Database.Database) {
          agent_id, conversation_id, run_id, iteration, project, model, provider, ts_ms, payload_bytes,
          estimated_tokens, message_count, message_bytes, message_tokens, role_system, role_user, role_assistant,
          role_tool, role_other, tool_results, reasoning_blocks, payload_bucket, tokens_bucket, source_path,
-         ingested_ms, retry)
+         ingested_ms, retry, client)
        VALUES (@captureKey, @adapter, @captureId, @stage, @seq, @attempt, @mode, @sessionId, @agent, @agentId,
          @conversationId, @runId, @iteration, @project, @model, @provider, @tsMs, @payloadBytes,
          @estimatedTokens, @messageCount, @messageBytes, @messageTokens, @roleSystem, @roleUser, @roleAssistant,
          @roleTool, @roleOther, @toolResults, @reasoningBlocks, @payloadBucket, @tokensBucket, @sourcePath,
-         @nowMs, @retry)
+         @nowMs, @retry, @client)
        ON CONFLICT (capture_key) DO NOTHING`,
     ),
     bumpBucket: db.prepare(
@@ -273,7 +282,7 @@ function prepareWrites(db: Database.Database) {
       `INSERT INTO capture_series (${CAPTURE_SERIES_KEY}, captures, retries, payload_bytes, payload_min,
          payload_max, estimated_tokens, tokens_min, tokens_max, messages, role_system, role_user, role_assistant,
          role_tool, role_other, tool_results, reasoning_blocks, first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @stage, 1, @retry, @payloadBytes, @payloadBytes,
+       VALUES (@sessionId, @agent, @project, @model, @provider, @stage, @client, 1, @retry, @payloadBytes, @payloadBytes,
          @payloadBytes, @estimatedTokens, @estimatedTokens, @estimatedTokens, @messageCount, @roleSystem,
          @roleUser, @roleAssistant, @roleTool, @roleOther, @toolResults, @reasoningBlocks, @nowMs, @nowMs, @tsMs)
        ON CONFLICT (${CAPTURE_SERIES_KEY}) DO UPDATE SET captures = captures + 1,

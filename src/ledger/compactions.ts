@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Compaction } from "../adapter/types.ts";
 import type { IdWindow } from "./series.ts";
-import { versionedStatements } from "./statements.ts";
+import { clientColumn, versionedStatements } from "./statements.ts";
 
 /** Schema version from which the ledger has the `compactions` table (the baseline). */
 export const COMPACTIONS_VERSION = 1;
@@ -13,6 +13,8 @@ export interface CompactionDims {
   readonly project: string;
   readonly model: string;
   readonly provider: string;
+  /** `cline.client`: its agent's latest usage series' ('' before schema v2, or when none). */
+  readonly client: string;
   readonly strategy: string;
   readonly reason: string;
 }
@@ -36,8 +38,11 @@ export interface CompactionRow extends CompactionDims {
   readonly tokensBefore: number | null;
 }
 
-const KEY = "session_id, agent, project, model, provider, strategy, reason";
-const DIMS = "session_id AS sessionId, agent, project, model, provider, strategy, reason";
+/** The key and the dims as read: `client` as `clientColumn` says for the ledger's version. */
+const keyOf = (version: number) =>
+  `session_id, agent, project, model, provider, strategy, reason, ${clientColumn(version)}`;
+const dimsOf = (version: number) =>
+  `session_id AS sessionId, agent, project, model, provider, strategy, reason, ${clientColumn(version)} AS client`;
 
 /**
  * Observed context compactions (tables/captures.ts), one row per compaction key: the adapter's key
@@ -65,7 +70,7 @@ export class Compactions {
   insert(c: Compaction, adapter: string, nowMs: number): boolean {
     const w = this.writes();
     const series = w.latestSeries.get({ sessionId: c.sessionId, agent: c.agent }) as
-      | { model: string; provider: string; project: string }
+      | { model: string; provider: string; project: string; client: string }
       | undefined;
     return (
       w.insert.run({
@@ -77,6 +82,7 @@ export class Compactions {
         project: c.project !== "" ? c.project : (series?.project ?? ""),
         model: series?.model ?? "",
         provider: series?.provider ?? "",
+        client: series?.client ?? "",
         strategy: c.strategy,
         reason: c.reason,
         tsMs: c.timestampMs,
@@ -109,7 +115,9 @@ export class Compactions {
   }
 }
 
-function prepareReads(db: Database.Database) {
+function prepareReads(db: Database.Database, version: number) {
+  const KEY = keyOf(version);
+  const DIMS = dimsOf(version);
   const counted = `${DIMS}, COUNT(*) AS compactions, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs,
     MAX(ts_ms) AS lastEventMs`;
   return {
@@ -131,14 +139,15 @@ function prepareWrites(db: Database.Database) {
   return {
     // The agent's most recent series (unique index on session_id, agent, ... serves it).
     latestSeries: db.prepare(
-      `SELECT model, provider, project FROM usage_series WHERE session_id = @sessionId AND agent = @agent
+      `SELECT model, provider, project, client FROM usage_series WHERE session_id = @sessionId AND agent = @agent
        ORDER BY last_event_ms DESC, id DESC LIMIT 1`,
     ),
     insert: db.prepare(
       `INSERT INTO compactions (compaction_key, adapter, session_id, root_session_id, agent, project, model, provider,
-         strategy, reason, ts_ms, source_message_count, messages_removed, tokens_before, source_path, ingested_ms)
+         strategy, reason, ts_ms, source_message_count, messages_removed, tokens_before, source_path, ingested_ms,
+         client)
        VALUES (@compactionKey, @adapter, @sessionId, @rootSessionId, @agent, @project, @model, @provider, @strategy,
-         @reason, @tsMs, @sourceMessageCount, @messagesRemoved, @tokensBefore, @sourcePath, @nowMs)
+         @reason, @tsMs, @sourceMessageCount, @messagesRemoved, @tokensBefore, @sourcePath, @nowMs, @client)
        ON CONFLICT (compaction_key) DO NOTHING`,
     ),
   };

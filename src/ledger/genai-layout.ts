@@ -45,6 +45,13 @@ export const BUCKETS = Array.from({ length: GENAI_BUCKET_COLUMNS }, (_, i) => `b
 
 export interface GenaiDims {
   readonly sessionId: string;
+  /** `cline.client` ('' for a series from before schema v2, or an adapter that does not say). */
+  readonly client: string;
+  /**
+   * The session's project, not a key: the first one a series was written with, for its `vcs.*`
+   * (a cumulative series keeps its attribute set).
+   */
+  readonly project: string;
   readonly model: string;
   readonly provider: string;
   /** token_usage: input | output; else "". */
@@ -72,10 +79,20 @@ export interface GenaiSeriesRow extends GenaiDims {
 /** The dims a request's histograms share (token type aside). */
 export function chatDims(r: {
   readonly sessionId: string;
+  readonly client?: string | undefined;
+  readonly project: string;
   readonly model: string;
   readonly provider: string;
 }): Omit<GenaiDims, "tokenType"> {
-  return { sessionId: r.sessionId, model: r.model, provider: r.provider, toolName: "", outcome: "" };
+  return {
+    sessionId: r.sessionId,
+    client: r.client ?? "",
+    project: r.project,
+    model: r.model,
+    provider: r.provider,
+    toolName: "",
+    outcome: "",
+  };
 }
 
 /**

@@ -15,7 +15,8 @@ import {
 } from "./genai-layout.ts";
 
 /** Every column of genai_rows (a request row's three histograms; a tool row uses the first). */
-export const SELECT_ROWS = `SELECT id, session_id AS sessionId, model, provider, tool_name AS toolName, outcome,
+export const SELECT_ROWS = `SELECT id, session_id AS sessionId, client, project, model, provider,
+    tool_name AS toolName, outcome,
     ${[...histogramColumns(MAIN), ...histogramColumns(OUT), ...histogramColumns(DUR)].join(", ")}
   FROM genai_rows`;
 
@@ -40,6 +41,8 @@ export function liveParams(f: {
 export type DbRow = {
   readonly id: number;
   readonly sessionId: string;
+  readonly client: string;
+  readonly project: string;
   readonly model: string;
   readonly provider: string;
   readonly toolName: string;
@@ -61,6 +64,8 @@ export function expand(r: DbRow, live: LiveParams | undefined): GenaiSeriesRow[]
     out.push({
       metric,
       sessionId: r.sessionId,
+      client: r.client,
+      project: r.project,
       model: r.model,
       provider: r.provider,
       tokenType,
@@ -95,7 +100,7 @@ export function prepareReads(db: Database.Database) {
   return {
     all: db.prepare(`${SELECT_ROWS} ORDER BY id`),
     chatWindow: db.prepare(
-      `SELECT e.session_id AS sessionId, e.model, e.provider, e.input + e.cache_read + e.cache_write AS inputAll,
+      `SELECT e.session_id AS sessionId, e.client, e.project, e.model, e.provider, e.input + e.cache_read + e.cache_write AS inputAll,
          e.output, e.ts_ms AS tsMs, IFNULL(e.start_ms, 0) AS startMs, e.ingested_ms AS ingestedMs
        FROM events e
        WHERE e.id > @after AND e.id <= @upTo ORDER BY e.id`,

@@ -93,8 +93,8 @@ export function mergeHistogram(h: Histogram, buckets: number): string[] {
 }
 
 /**
- * The upsert of `rows` request rows (session, model, provider: input, output and duration) or
- * tool rows (session, model, provider, tool, outcome: duration), each once per commit
+ * The upsert of `rows` request rows (session, client, model, provider: input, output and duration)
+ * or tool rows (the same and tool, outcome: duration; the project is kept as first written), each once per commit
  * transaction (`flush` aggregates, so no two rows of one statement share a key).
  */
 export function prepareUpsert(
@@ -112,6 +112,8 @@ export function prepareUpsert(
       : [[MAIN, GENAI_BUCKET_COLUMNS]];
   const columns = [
     "session_id",
+    "client",
+    "project",
     "model",
     "provider",
     "tool_name",
@@ -125,7 +127,7 @@ export function prepareUpsert(
   return db.prepare(
     `INSERT INTO genai_rows (${columns.join(", ")})
      VALUES ${Array.from({ length: rows }, () => row).join(",\n       ")}
-     ON CONFLICT (session_id, model, provider, tool_name, outcome) DO UPDATE SET
+     ON CONFLICT (session_id, model, provider, tool_name, outcome, client) DO UPDATE SET
        ${hist.flatMap(([h, n]) => mergeHistogram(h, n)).join(",\n       ")}`,
   );
 }

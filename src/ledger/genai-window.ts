@@ -13,7 +13,7 @@ export class WindowHistograms {
   >();
 
   add(metric: GenaiMetric, dims: GenaiDims, value: number, r: { tsMs: number; ingestedMs: number }): void {
-    const k = `${metric}\u0000${dims.sessionId}\u0000${dims.model}\u0000${dims.provider}\u0000${dims.tokenType}\u0000${dims.toolName}\u0000${dims.outcome}`;
+    const k = `${metric}\u0000${dims.sessionId}\u0000${dims.client}\u0000${dims.project}\u0000${dims.model}\u0000${dims.provider}\u0000${dims.tokenType}\u0000${dims.toolName}\u0000${dims.outcome}`;
     let s = this.out.get(k);
     if (s === undefined) {
       s = {

@@ -43,6 +43,8 @@ export { WindowHistograms } from "./genai-window.ts";
 
 interface ChatWindowRow {
   sessionId: string;
+  client: string;
+  project: string;
   model: string;
   provider: string;
   inputAll: number;
@@ -95,7 +97,7 @@ export class GenaiSeries {
    * upsert per series).
    */
   observeTool(dims: Omit<GenaiDims, "tokenType">, durationS: number, tsMs: number): void {
-    const k = `${dims.sessionId}\u0000${dims.model}\u0000${dims.provider}\u0000${dims.toolName}\u0000${dims.outcome}`;
+    const k = `${dims.sessionId}\u0000${dims.client}\u0000${dims.model}\u0000${dims.provider}\u0000${dims.toolName}\u0000${dims.outcome}`;
     let p = this.pendingTools.get(k);
     if (p === undefined) {
       const d = { ...dims, tokenType: "" };
@@ -111,13 +113,19 @@ export class GenaiSeries {
    * per-row path).
    */
   observeChat(
-    r: { readonly sessionId: string; readonly model: string; readonly provider: string },
+    r: {
+      readonly sessionId: string;
+      readonly client?: string | undefined;
+      readonly project: string;
+      readonly model: string;
+      readonly provider: string;
+    },
     inputAll: number,
     output: number,
     durationS: number | undefined,
     tsMs: number,
   ): void {
-    const k = `${r.sessionId}\u0000${r.model}\u0000${r.provider}`;
+    const k = `${r.sessionId}\u0000${r.client ?? ""}\u0000${r.model}\u0000${r.provider}`;
     let c = this.pendingChat.get(k);
     if (c === undefined) {
       const dims = chatDims(r);
@@ -149,7 +157,7 @@ export class GenaiSeries {
     let rows = 0;
     for (const c of this.pendingChat.values()) {
       const d = c.input.dims;
-      args.push(d.sessionId, d.model, d.provider);
+      args.push(d.sessionId, d.client, d.project, d.model, d.provider);
       pushHistogram(args, c.input, nowMs, TOKEN_BUCKETS);
       pushHistogram(args, c.output, nowMs, OUT.buckets.length);
       pushHistogram(args, c.duration, nowMs, DUR.buckets.length);
@@ -164,7 +172,7 @@ export class GenaiSeries {
     rows = 0;
     for (const p of this.pendingTools.values()) {
       const d = p.dims;
-      args.push(d.sessionId, d.model, d.provider, d.toolName, d.outcome);
+      args.push(d.sessionId, d.client, d.project, d.model, d.provider, d.toolName, d.outcome);
       pushHistogram(args, p, nowMs, GENAI_BUCKET_COLUMNS);
       if (++rows === UPSERT_ROWS) {
         this.upsert("tool", rows).run(args);

@@ -3,7 +3,7 @@ import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
 import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
-import { SERIES_KEY } from "./series.ts";
+import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
@@ -185,7 +185,7 @@ export class Ingest {
     });
     if (info.changes === 0) return false;
     signals?.claimSeq();
-    sums.usageOf(e.sessionId, e.agent, e.project, e.model, e.provider).add(e, 1, e.timestampMs);
+    sums.usageOf(seriesKeyOf(e)).add(e, 1, e.timestampMs);
     return true;
   }
 
@@ -243,9 +243,7 @@ export class Ingest {
     });
     if (info.changes > 0) {
       if (record !== undefined && record.signalSeq !== null) this.signals?.claimSeq();
-      sums
-        .toolOf(c.sessionId, c.agent, c.project, c.model, c.provider, c.toolName, known)
-        .add(share, 1, c.timestampMs);
+      sums.toolOf(seriesKeyOf(c), c.toolName, known).add(share, 1, c.timestampMs);
       return "added";
     }
     if (!paid || !added.has(c.usageKey)) return "known";
@@ -258,21 +256,9 @@ export class Ingest {
       shareOutput: share.output,
       shareCacheRead: share.cacheRead,
       shareCacheWrite: share.cacheWrite,
-    }) as
-      | {
-          sessionId: string;
-          agent: string;
-          project: string;
-          model: string;
-          provider: string;
-          toolName: string;
-          tsMs: number;
-        }
-      | undefined;
+    }) as (SeriesKey & { toolName: string; tsMs: number }) | undefined;
     if (up === undefined) return "known";
-    sums
-      .toolOf(up.sessionId, up.agent, up.project, up.model, up.provider, up.toolName, 1)
-      .add(share, 0, up.tsMs);
+    sums.toolOf(up, up.toolName, 1).add(share, 0, up.tsMs);
     return "upgraded";
   }
 }
@@ -311,13 +297,14 @@ function prepare(db: Database.Database) {
       `UPDATE tool_calls SET usage_key = @usageKey, divisor = @divisor, share_input = @shareInput,
          share_output = @shareOutput, share_cache_read = @shareCacheRead, share_cache_write = @shareCacheWrite
        WHERE call_key = @callKey AND usage_key = ''
-       RETURNING session_id AS sessionId, agent, project, model, provider, tool_name AS toolName, ts_ms AS tsMs`,
+       RETURNING session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
+         ts_ms AS tsMs`,
     ),
     usageSeries: db.prepare(
       `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms,
          last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @input, @output, @cacheRead, @cacheWrite, @n,
-         @nowMs, @nowMs, @lastEventMs)
+       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @input, @output, @cacheRead, @cacheWrite,
+         @n, @nowMs, @nowMs, @lastEventMs)
        ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
          events = events + excluded.events, updated_ms = excluded.updated_ms,
@@ -326,8 +313,8 @@ function prepare(db: Database.Database) {
     toolSeries: db.prepare(
       `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
          first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @toolName, @usageKnown, @n, @input, @output,
-         @cacheRead, @cacheWrite, @nowMs, @nowMs, @lastEventMs)
+       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @toolName, @usageKnown, @n, @input,
+         @output, @cacheRead, @cacheWrite, @nowMs, @nowMs, @lastEventMs)
        ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + excluded.calls,
          input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
@@ -370,34 +357,43 @@ class SeriesSum {
   }
 }
 
+/** The key of a usage series (SERIES_KEY), and the prefix of a tool series'. */
+type SeriesKey = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "client">;
+
+/** An event's or call's series key (no client said: ''). */
+function seriesKeyOf(r: Omit<SeriesKey, "client"> & { readonly client?: string | undefined }): SeriesKey {
+  return {
+    sessionId: r.sessionId,
+    agent: r.agent,
+    project: r.project,
+    model: r.model,
+    provider: r.provider,
+    client: r.client ?? "",
+  };
+}
+
 /** Per-commit running sums of the rows added, by series key. */
 class SeriesSums {
   readonly usage = new Map<string, SeriesSum>();
   readonly tool = new Map<string, SeriesSum>();
 
-  usageOf(sessionId: string, agent: string, project: string, model: string, provider: string): SeriesSum {
-    const id = [sessionId, agent, project, model, provider].join("\u0000");
+  usageOf(k: SeriesKey): SeriesSum {
+    const id = [k.sessionId, k.agent, k.project, k.model, k.provider, k.client].join("\u0000");
     let s = this.usage.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ sessionId, agent, project, model, provider });
+      s = new SeriesSum(seriesKeyOf(k));
       this.usage.set(id, s);
     }
     return s;
   }
 
-  toolOf(
-    sessionId: string,
-    agent: string,
-    project: string,
-    model: string,
-    provider: string,
-    toolName: string,
-    usageKnown: 0 | 1,
-  ): SeriesSum {
-    const id = [sessionId, agent, project, model, provider, toolName, usageKnown].join("\u0000");
+  toolOf(k: SeriesKey, toolName: string, usageKnown: 0 | 1): SeriesSum {
+    const id = [k.sessionId, k.agent, k.project, k.model, k.provider, k.client, toolName, usageKnown].join(
+      "\u0000",
+    );
     let s = this.tool.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ sessionId, agent, project, model, provider, toolName, usageKnown });
+      s = new SeriesSum({ ...seriesKeyOf(k), toolName, usageKnown });
       this.tool.set(id, s);
     }
     return s;

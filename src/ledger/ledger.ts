@@ -80,7 +80,7 @@ export class Ledger {
     this.instanceId = meta.get("instance_id") ?? "";
     this.streamStartNs = BigInt(meta.get("stream_start_ns") ?? "0");
     this.checkpoints = new Checkpoints(db);
-    this.series = new SeriesReads(db);
+    this.series = new SeriesReads(db, version);
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
     this.exportStates = new ExportStates(

@@ -1,4 +1,5 @@
 import { CAPTURE_TABLES } from "./tables/captures.ts";
+import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
 import { STATE_TABLES } from "./tables/state.ts";
@@ -14,6 +15,8 @@ import { USAGE_TABLES } from "./tables/usage.ts";
 export const MIGRATIONS: readonly string[] = [
   // v1: the baseline
   [STATE_TABLES, USAGE_TABLES, CAPTURE_TABLES, SIGNAL_TABLES, GENAI_TABLES].join("\n"),
+  // v2: cline.client in every series key (tables/client-v2.ts)
+  CLIENT_SERIES_V2,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,8 +1,12 @@
 import type Database from "better-sqlite3";
+import { SCHEMA_VERSION } from "./schema.ts";
+import { clientColumn } from "./statements.ts";
 
-/** The key of a usage series (and the prefix of a tool or capture series key). */
-export const SERIES_KEY = "session_id, agent, project, model, provider";
-const SERIES_COLS = "session_id AS sessionId, agent, project, model, provider";
+/** The key of a usage series (and the prefix of a tool series key). */
+export const SERIES_KEY = "session_id, agent, project, model, provider, client";
+/** The key columns read, `client` as `clientColumn` says for the ledger's version. */
+const seriesCols = (version: number) =>
+  `session_id AS sessionId, agent, project, model, provider, ${clientColumn(version)} AS client`;
 
 export interface UsageSeriesRow {
   readonly sessionId: string;
@@ -10,6 +14,8 @@ export interface UsageSeriesRow {
   readonly project: string;
   readonly model: string;
   readonly provider: string;
+  /** `cline.client` ('' for a series from before schema v2, or an adapter that does not say). */
+  readonly client: string;
   readonly input: number;
   readonly output: number;
   readonly cacheRead: number;
@@ -28,6 +34,7 @@ export interface ToolSeriesRow {
   readonly project: string;
   readonly model: string;
   readonly provider: string;
+  readonly client: string;
   readonly toolName: string;
   /**
    * For `calls`: whether the calls' usage was known when they were first counted. The tokens of
@@ -83,7 +90,14 @@ export class SeriesReads {
   private pageSt: { usage: Database.Statement; tool: Database.Statement } | undefined;
   private countSt: Database.Statement | undefined;
 
-  constructor(private readonly db: Database.Database) {
+  private readonly cols: string;
+
+  constructor(
+    private readonly db: Database.Database,
+    version: number = SCHEMA_VERSION,
+  ) {
+    const SERIES_COLS = seriesCols(version);
+    this.cols = SERIES_COLS;
     this.st = {
       usage: db.prepare(
         `SELECT ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
@@ -166,12 +180,12 @@ export class SeriesReads {
     const where = `WHERE id > @afterId AND (last_event_ms >= @eventSince OR updated_ms >= @updatedSince)`;
     this.pageSt = {
       usage: this.db.prepare(
-        `SELECT id, ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
+        `SELECT id, ${this.cols}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
            first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs FROM usage_series
          ${where} ORDER BY id LIMIT @limit`,
       ),
       tool: this.db.prepare(
-        `SELECT id, ${SERIES_COLS}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
+        `SELECT id, ${this.cols}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
            cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
            last_event_ms AS lastEventMs
          FROM tool_series ${where} ORDER BY id LIMIT @limit`,
@@ -185,12 +199,12 @@ export class SeriesReads {
     const where = `WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince`;
     this.liveSt = {
       usage: this.db.prepare(
-        `SELECT ${SERIES_COLS}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
+        `SELECT ${this.cols}, input, output, cache_read AS cacheRead, cache_write AS cacheWrite, events,
            first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs FROM usage_series
          ${where} ORDER BY id`,
       ),
       tool: this.db.prepare(
-        `SELECT ${SERIES_COLS}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
+        `SELECT ${this.cols}, tool_name AS toolName, usage_known AS usageKnown, calls, input, output,
            cache_read AS cacheRead, cache_write AS cacheWrite, first_ms AS firstMs, updated_ms AS updatedMs,
            last_event_ms AS lastEventMs
          FROM tool_series ${where} ORDER BY id`,
@@ -243,23 +257,23 @@ export class SeriesReads {
   private delta(): { usage: Database.Statement; tool: Database.Statement } {
     if (this.deltaSt !== undefined) return this.deltaSt;
     const upgrades = `UNION ALL
-           SELECT c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, 1, 0, c.share_input,
+           SELECT c.session_id, c.agent, c.project, c.model, c.provider, c.client, c.tool_name, 1, 0, c.share_input,
              c.share_output, c.share_cache_read, c.share_cache_write, e.ingested_ms, c.ts_ms, @callUpTo + e.id
            FROM events e JOIN tool_calls c ON c.usage_key = e.dedup_key AND c.first_known = 0
            WHERE e.id > @eventAfter AND e.id <= @eventUpTo`;
     this.deltaSt = {
       usage: this.db.prepare(
-        `SELECT ${SERIES_COLS}, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cacheRead,
+        `SELECT ${this.cols}, SUM(input) AS input, SUM(output) AS output, SUM(cache_read) AS cacheRead,
            SUM(cache_write) AS cacheWrite, COUNT(*) AS events, MIN(ingested_ms) AS firstMs,
            MAX(ingested_ms) AS updatedMs, MAX(ts_ms) AS lastEventMs
          FROM events WHERE id > @after AND id <= @upTo GROUP BY ${SERIES_KEY} ORDER BY MIN(id)`,
       ),
       tool: this.db.prepare(
-        `SELECT session_id AS sessionId, agent, project, model, provider, tool_name AS toolName,
+        `SELECT session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
            known AS usageKnown, SUM(n) AS calls, SUM(si) AS input, SUM(so) AS output, SUM(sr) AS cacheRead,
            SUM(sw) AS cacheWrite, MIN(ingested) AS firstMs, MAX(ingested) AS updatedMs, MAX(ts) AS lastEventMs
          FROM (
-           SELECT session_id, agent, project, model, provider, tool_name, first_known AS known, 1 AS n,
+           SELECT session_id, agent, project, model, provider, client, tool_name, first_known AS known, 1 AS n,
              share_input * first_known AS si, share_output * first_known AS so, share_cache_read * first_known AS sr,
              share_cache_write * first_known AS sw, ingested_ms AS ingested, ts_ms AS ts, id AS ord
            FROM tool_calls WHERE id > @callAfter AND id <= @callUpTo

@@ -13,6 +13,9 @@ const LEAD = "lead";
 
 export interface CallDims {
   readonly sessionId: string;
+  /** Absent on an adapter's call that does not say (as ToolCall.client). */
+  readonly client?: string | undefined;
+  readonly project: string;
   readonly model: string;
   readonly provider: string;
   readonly toolName: string;
@@ -90,6 +93,8 @@ export class SignalFinals {
     this.genai.observeTool(
       {
         sessionId: dims.sessionId,
+        client: dims.client ?? "",
+        project: dims.project,
         model: dims.model,
         provider: dims.provider,
         toolName: dims.toolName,

@@ -80,7 +80,7 @@ export function prepareSignalWrites(db: Database.Database) {
        ORDER BY t.agent = 'lead' DESC, t.start_ms`,
     ),
     callDims: db.prepare(
-      `SELECT session_id AS sessionId, model, provider, tool_name AS toolName FROM tool_calls
+      `SELECT session_id AS sessionId, client, project, model, provider, tool_name AS toolName FROM tool_calls
        WHERE call_key = @callKey`,
     ),
     anyLegacy: db.prepare("SELECT 1 FROM signal_unqueued LIMIT 1"),

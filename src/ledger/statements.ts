@@ -16,15 +16,26 @@ export function versionedStatements<R, W>(
   db: Database.Database,
   version: number,
   since: number,
-  prepareReads: (db: Database.Database) => R,
+  prepareReads: (db: Database.Database, version: number) => R,
   prepareWrites: (db: Database.Database) => W,
 ): VersionedStatements<R, W> {
   let w: W | undefined;
   return {
-    reads: version >= since ? prepareReads(db) : undefined,
+    reads: version >= since ? prepareReads(db, version) : undefined,
     writes: () => {
       w ??= prepareWrites(db);
       return w;
     },
   };
+}
+
+/** Schema version from which every series table has `client` in its key (tables/client-v2.ts). */
+export const CLIENT_VERSION = 2;
+
+/**
+ * The `client` column, or '' on a read-only view of a ledger from before CLIENT_VERSION, so an
+ * older ledger's report still reads (its series have no client).
+ */
+export function clientColumn(version: number): string {
+  return version >= CLIENT_VERSION ? "client" : "''";
 }

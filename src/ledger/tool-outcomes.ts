@@ -23,7 +23,10 @@ import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "./series.t
 
 /** One `cline.tool.calls` series: final calls by tool, usage knowledge and outcome. */
 export interface ToolOutcomeRow
-  extends Pick<ToolSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "toolName"> {
+  extends Pick<
+    ToolSeriesRow,
+    "sessionId" | "agent" | "project" | "model" | "provider" | "client" | "toolName"
+  > {
   /** Whether the paying response's usage was known when the call was first read. */
   readonly usageKnown: boolean;
   readonly outcome: ToolOutcome;
@@ -38,18 +41,20 @@ export interface ToolOutcomeRow
 type Raw = Omit<ToolOutcomeRow, "usageKnown"> & { usageKnown: number };
 const toRow = (r: Raw): ToolOutcomeRow => ({ ...r, usageKnown: r.usageKnown === 1 });
 
-const KEY = "session_id, agent, project, model, provider, tool_name, usage_known, outcome";
-const COLS = `session_id AS sessionId, agent, project, model, provider, tool_name AS toolName,
+const KEY = "session_id, agent, project, model, provider, tool_name, usage_known, outcome, client";
+const COLS = `session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
   usage_known AS usageKnown, outcome, calls, first_ms AS firstMs, updated_ms AS updatedMs,
   last_event_ms AS lastEventMs`;
 /** A final call's series key, from its tool_calls row (alias c). */
 const CALL_KEY = `c.session_id, c.agent, c.project, c.model, c.provider, c.tool_name, c.first_known,
-  IFNULL(c.outcome, 'unknown')`;
+  IFNULL(c.outcome, 'unknown'), c.client`;
 
 const clamp = (ms: number): number => (Number.isFinite(ms) ? Math.trunc(ms) : Number.MIN_SAFE_INTEGER);
 
 interface DurationRow {
   sessionId: string;
+  project: string;
+  client: string;
   model: string;
   provider: string;
   toolName: string;
@@ -146,6 +151,8 @@ export class ToolOutcomes {
       if (d === undefined) continue;
       const dims = {
         sessionId: r.sessionId,
+        project: r.project,
+        client: r.client,
         model: r.model,
         provider: r.provider,
         tokenType: "",
@@ -172,13 +179,14 @@ export const QUEUE_SQL = Object.freeze({
   nth: `SELECT signal_seq AS seq FROM tool_calls WHERE signal_seq > @after
     ORDER BY signal_seq LIMIT 1 OFFSET @skip`,
   pending: "SELECT 1 FROM tool_calls WHERE signal_seq > @after LIMIT 1",
-  delta: `SELECT c.session_id AS sessionId, c.agent, c.project, c.model, c.provider, c.tool_name AS toolName,
+  delta: `SELECT c.session_id AS sessionId, c.agent, c.project, c.model, c.provider, c.client,
+      c.tool_name AS toolName,
       c.first_known AS usageKnown, IFNULL(c.outcome, 'unknown') AS outcome, COUNT(*) AS calls,
       MIN(c.ingested_ms) AS firstMs, MAX(c.ingested_ms) AS updatedMs, MAX(c.ts_ms) AS lastEventMs
     FROM tool_calls c
     WHERE c.signal_seq > @after AND c.signal_seq <= @upTo
     GROUP BY ${CALL_KEY} ORDER BY MIN(c.signal_seq)`,
-  durations: `SELECT c.session_id AS sessionId, c.model, c.provider, c.tool_name AS toolName,
+  durations: `SELECT c.session_id AS sessionId, c.project, c.client, c.model, c.provider, c.tool_name AS toolName,
       IFNULL(c.outcome, 'unknown') AS outcome, c.ts_ms AS tsMs, c.end_ms AS endMs, c.ingested_ms AS ingestedMs
     FROM tool_calls c
     WHERE c.signal_seq > @after AND c.signal_seq <= @upTo ORDER BY c.signal_seq`,

@@ -51,6 +51,7 @@ describe("allow-list", () => {
         "gen_ai.tool.name",
         "cline.usage.known",
         "cline.tool.outcome",
+        "cline.client",
         "vcs.repository.url.full",
         "vcs.repository.name",
         "vcs.owner.name",

@@ -31,6 +31,7 @@ function row(over: Partial<CaptureSeriesRow> = {}): CaptureSeriesRow {
     project: "/work/ws",
     model: "mock-model",
     provider: "openai-compatible",
+    client: "",
     stage: "ai_sdk_prompt",
     captures: 2,
     retries: 1,

@@ -17,7 +17,7 @@ import { buildPriceLookup } from "../../src/export/price-lookup.ts";
 import type { CompactionSeriesRow, Ledger } from "../../src/ledger/ledger.ts";
 import { silentLogger } from "../../src/util/log.ts";
 import { event, observation } from "../helpers/events.ts";
-import { type TempLedger, tempLedger } from "./helpers/ledger.ts";
+import { sampleCompaction, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import { type Harness, harness, sumValues } from "./helpers/sdk.ts";
 
 const NAME = "cline.compactions";
@@ -34,21 +34,13 @@ const track = (h: Harness): Harness => {
 };
 
 function compaction(n: number, over: Partial<Compaction> = {}): Compaction {
-  return {
+  return sampleCompaction({
     compactionKey: `cline-compaction|s1|lead|2026-12-01T10:0${n}:00.000Z|${10 + n}`,
-    sessionId: "s1",
-    rootSessionId: "s1",
-    agent: "lead",
-    project: "/work/ws",
-    strategy: "agentic",
-    reason: "unrecorded",
     timestampMs: Date.now(),
     sourceMessageCount: 10 + n,
-    messagesRemoved: null,
     tokensBefore: 4000 + n,
-    sourcePath: "/s/s1/s1.compaction.json",
     ...over,
-  };
+  });
 }
 
 function commitCompaction(l: Ledger, c: Compaction, size: number) {
@@ -68,6 +60,7 @@ function commitCompaction(l: Ledger, c: Compaction, size: number) {
 const row = (over: Partial<CompactionSeriesRow>): CompactionSeriesRow => ({
   sessionId: "s1",
   agent: "lead",
+  client: "",
   project: "/work/ws",
   model: "m",
   provider: "p",

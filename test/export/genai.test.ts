@@ -59,6 +59,7 @@ describe("GenAI histograms", () => {
       "gen_ai.provider.name": "anthropic",
       "gen_ai.request.model": "claude-sonnet-4-5-20250929",
       "gen_ai.token.type": "input",
+      "cline.client": "cli",
     });
     expect(input?.kind).toBe("histogram");
     expect(input?.unit).toBe("{token}");

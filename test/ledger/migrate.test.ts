@@ -9,12 +9,13 @@ import { LEDGER_APPLICATION_ID, MIGRATIONS } from "../../src/ledger/schema.ts";
 import { event, observation } from "../helpers/events.ts";
 
 /** What the next schema change could look like: a column with a backfill, and a new table. */
-const SAMPLE_V2 = `
+const SAMPLE_NEXT = `
   ALTER TABLE events ADD COLUMN sample_flag INTEGER NOT NULL DEFAULT 0;
   UPDATE events SET sample_flag = input > 0;
   CREATE TABLE sample_v2 (id INTEGER PRIMARY KEY, note TEXT NOT NULL) STRICT;
 `;
-const WITH_V2: readonly string[] = [...MIGRATIONS, SAMPLE_V2];
+const WITH_NEXT: readonly string[] = [...MIGRATIONS, SAMPLE_NEXT];
+const NEXT = MIGRATIONS.length + 1;
 
 let dir: string;
 beforeEach(() => {
@@ -25,15 +26,15 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const fixedId = () => "instance-1";
 
 describe("ledger migrations (the mechanism kept for the next change)", () => {
-  it("a baseline ledger with rows takes a sample v2 in place: rows, identity and application id kept", () => {
+  it("a current ledger with rows takes a sample next step in place: rows, identity and application id kept", () => {
     const l = Ledger.open(dir);
     const id = l.instanceId;
     l.commit(observation([event("a"), event("b")]));
     l.close();
     const path = join(dir, LEDGER_FILE);
     const db = new Database(path);
-    migrate(db, path, () => 5, fixedId, WITH_V2);
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    migrate(db, path, () => 5, fixedId, WITH_NEXT);
+    expect(db.pragma("user_version", { simple: true })).toBe(NEXT);
     expect(db.pragma("application_id", { simple: true })).toBe(LEDGER_APPLICATION_ID);
     expect(db.prepare("SELECT COUNT(*) AS n, SUM(sample_flag) AS f FROM events").get()).toEqual({
       n: 2,
@@ -41,7 +42,7 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     });
     expect(db.prepare("SELECT value FROM meta WHERE key = 'instance_id'").get()).toEqual({ value: id });
     // Run again: nothing to do (a migration runs once).
-    migrate(db, path, () => 6, fixedId, WITH_V2);
+    migrate(db, path, () => 6, fixedId, WITH_NEXT);
     expect(db.prepare("SELECT COUNT(*) AS n FROM sample_v2").get()).toEqual({ n: 0 });
     db.close();
   });
@@ -49,8 +50,8 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
   it("a new ledger runs every step in one transaction and records its meta once", () => {
     const path = join(dir, "fresh.sqlite");
     const db = new Database(path);
-    migrate(db, path, () => 7, fixedId, WITH_V2);
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    migrate(db, path, () => 7, fixedId, WITH_NEXT);
+    expect(db.pragma("user_version", { simple: true })).toBe(NEXT);
     expect(db.prepare("SELECT key, value FROM meta ORDER BY key").all()).toEqual([
       { key: "created_ms", value: "7" },
       { key: "instance_id", value: "instance-1" },
@@ -63,21 +64,21 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     Ledger.open(dir).close();
     const path = join(dir, LEDGER_FILE);
     const db = new Database(path);
-    expect(() => migrate(db, path, () => 1, fixedId, [...WITH_V2, "CREATE TABLE sample_v2 (x)"])).toThrow();
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(() => migrate(db, path, () => 1, fixedId, [...WITH_NEXT, "CREATE TABLE sample_v2 (x)"])).toThrow();
+    expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'sample_v2'").all()).toEqual([]);
     db.close();
   });
 
-  it("a ledger at v2 is too new for a build that knows only the baseline", () => {
+  it("a ledger at the next version is too new for this build", () => {
     Ledger.open(dir).close();
     const path = join(dir, LEDGER_FILE);
     const db = new Database(path);
-    migrate(db, path, () => 1, fixedId, WITH_V2);
+    migrate(db, path, () => 1, fixedId, WITH_NEXT);
     expect(() => ledgerVersion(db, path)).toThrowError(LedgerError);
     db.close();
     expect(() => Ledger.open(dir)).toThrowError(
-      /schema version 2, newer than this cline-otel understands \(1\)/,
+      new RegExp(`schema version ${NEXT}, newer than this cline-otel understands \\(${MIGRATIONS.length}\\)`),
     );
   });
 });

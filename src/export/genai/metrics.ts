@@ -15,7 +15,8 @@ import { type Attributes, type HrTime, ValueType } from "@opentelemetry/api";
 import { AggregationTemporality, DataPointType, type HistogramMetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../../config/config.ts";
 import { GENAI_BOUNDARIES, type GenaiMetric, type GenaiSeriesRow } from "../../ledger/signals.ts";
-import { ATTR, seriesKey } from "../attributes.ts";
+import { type RepositoryLookup, VCS_SERIES_KEYS } from "../../vcs/repository.ts";
+import { ATTR, putClient, seriesKey } from "../attributes.ts";
 import { foldPoints } from "../fold.ts";
 
 export const GENAI_METRICS: Readonly<
@@ -48,10 +49,14 @@ export const GENAI_ATTRIBUTES: ReadonlySet<string> = new Set([
   "gen_ai.operation.name",
   "gen_ai.token.type",
   "cline.tool.outcome",
+  ATTR.client,
+  ...VCS_SERIES_KEYS,
 ]);
 
 export interface GenaiOptions {
   readonly includeSessionId: boolean;
+  /** `vcs.*` of the series' session workspace, when repositories go on metric series (as translate.ts). */
+  readonly repositoryOf?: RepositoryLookup | undefined;
   /** The copied resource attributes (TranslateOptions.constant). */
   readonly constant?: Readonly<Record<string, string>> | undefined;
 }
@@ -71,6 +76,8 @@ export interface GenaiPoint {
 export function genaiAttributes(row: GenaiSeriesRow, opts: GenaiOptions): Record<string, string> {
   const out: Record<string, string> = { ...opts.constant };
   if (opts.includeSessionId) out[ATTR.sessionId] = row.sessionId;
+  putClient(out, row.client);
+  if (opts.repositoryOf !== undefined) Object.assign(out, opts.repositoryOf(row.project).series);
   if (row.metric === "tool_duration") {
     out["gen_ai.operation.name"] = "execute_tool";
     out[ATTR.toolName] = row.toolName;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RequestCapture, Source, ToolCall, UsageEvent } from "../../../src/adapter/types.ts";
+import type { Compaction, RequestCapture, Source, ToolCall, UsageEvent } from "../../../src/adapter/types.ts";
 import { Ledger } from "../../../src/ledger/ledger.ts";
 import { call, docSignals, event, observation, result } from "../../helpers/events.ts";
 
@@ -183,4 +183,37 @@ export function commitCaptures(ledger: Ledger, path: string, captures: readonly 
     problems: [],
   });
   return r.capturesAdded ?? 0;
+}
+
+/** An agentic compaction of session s1's lead, as the compaction surface produces it. */
+export function sampleCompaction(over: Partial<Compaction> = {}): Compaction {
+  return {
+    compactionKey: "cline-compaction|s1|lead|2026-12-01T10:00:00.000Z|10",
+    sessionId: "s1",
+    rootSessionId: "s1",
+    agent: "lead",
+    project: "/work/ws",
+    strategy: "agentic",
+    reason: "unrecorded",
+    timestampMs: 1_796_000_000_500,
+    sourceMessageCount: 10,
+    messagesRemoved: null,
+    tokensBefore: 4000,
+    sourcePath: "/s/s1/s1.compaction.json",
+    ...over,
+  };
+}
+
+/** Commits one compaction as its compaction file would be (with its checkpoint). */
+export function commitCompaction(ledger: Ledger, c: Compaction): number {
+  const r = ledger.commit({
+    status: "read",
+    source: { adapterId: "cline-compaction", path: c.sourcePath, origin: "walk", hint: {} },
+    checkpoint: { path: c.sourcePath, size: 1, mtimeNs: "1", ino: 1, dev: 1 },
+    events: [],
+    toolCalls: [],
+    compactions: [c],
+    problems: [],
+  });
+  return r.compactionsAdded ?? 0;
 }

@@ -1,9 +1,10 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Problem, Source } from "../../types.ts";
+import { clientOfSource } from "../client.ts";
 import type { IndexReadResult, IndexRow } from "../index-db.ts";
 import type { ResolvedPath } from "../paths.ts";
-import { readSidecar } from "../sidecar.ts";
+import { readSidecar, type SidecarFacts } from "../sidecar.ts";
 import type { SessionFacts } from "./parser.ts";
 import { CAPTURE_SUFFIX, parseCaptureFileName } from "./paths.ts";
 import { CLINE_CAPTURES_ADAPTER_ID } from "./schema.ts";
@@ -133,8 +134,9 @@ export interface SessionResolver {
 }
 
 /**
- * Joins a capture to its session the way the messages surface does: the project is the
- * session's (or its root's) index cwd, else the root sidecar's cwd. Lookups are cached for the
+ * Joins a capture to its session the way the messages surface does (discover.ts): the project is
+ * the session's (or its root's) index cwd, else the root sidecar's cwd; the client its (or its
+ * root's) index source, else the sidecar's, as `cline.client` (client.ts). Lookups are cached for the
  * life of the resolver (one pass); sidecars are read with the allow-list scanner (cwd only).
  */
 export function createSessionResolver(
@@ -144,7 +146,7 @@ export function createSessionResolver(
 ): SessionResolver {
   const byId = new Map<string, IndexRow>();
   for (const r of index.rows) byId.set(r.sessionId, r);
-  const cwdOfRoot = new Map<string, Promise<string | undefined>>();
+  const sidecarOfRoot = new Map<string, Promise<SidecarFacts>>();
   const docsOfRoot = new Map<string, Set<string>>();
   const teammatesOfRoot = new Map<string, boolean>();
 
@@ -168,17 +170,22 @@ export function createSessionResolver(
 
   return {
     async facts(sessionId, agentId) {
-      if (sessionId === "") return { project: "", agent: "" };
+      if (sessionId === "") return { project: "", agent: "", client: "" };
       const root = sessionId.split("__")[0] ?? sessionId;
-      let project = byId.get(sessionId)?.cwd ?? byId.get(root)?.cwd ?? undefined;
+      const row = byId.get(sessionId);
+      const rootRow = byId.get(root);
+      let project = row?.cwd ?? rootRow?.cwd ?? undefined;
+      let source = row?.source ?? rootRow?.source ?? undefined;
       const onDisk = safeComponent(root);
-      if (project === undefined && onDisk) {
-        let p = cwdOfRoot.get(root);
+      if ((project === undefined || (row === undefined && rootRow === undefined)) && onDisk) {
+        let p = sidecarOfRoot.get(root);
         if (p === undefined) {
-          p = readSidecar(join(sessionsDir, root), root, problems).then((f) => f.cwd);
-          cwdOfRoot.set(root, p);
+          p = readSidecar(join(sessionsDir, root), root, problems);
+          sidecarOfRoot.set(root, p);
         }
-        project = await p;
+        const f = await p;
+        project ??= f.cwd;
+        source ??= f.source;
       }
       const names = onDisk ? docs(root) : new Set<string>();
       const subRow = agentId === "" ? undefined : byId.get(`${root}__${agentId}`);
@@ -194,7 +201,11 @@ export function createSessionResolver(
           [...names].some((n) => n.slice(0, -".messages.json".length).includes("__"));
         teammatesOfRoot.set(root, hasTeammates);
       }
-      return { project: project ?? "", agent: agentRole({ sessionId, knownSubagent, hasTeammates }) };
+      return {
+        project: project ?? "",
+        agent: agentRole({ sessionId, knownSubagent, hasTeammates }),
+        client: clientOfSource(source).client,
+      };
     },
   };
 }

@@ -11,6 +11,8 @@ export interface SessionFacts {
   readonly project: string;
   /** lead | subagent | teammate | "" (unknown). */
   readonly agent: string;
+  /** `cline.client` of the session ("" when the capture names none). */
+  readonly client: string;
 }
 
 export type SessionLookup = (sessionId: string, agentId: string) => SessionFacts;
@@ -152,6 +154,7 @@ export function parseCaptureRecord(
     model: text(corr?.modelId),
     provider: text(corr?.providerId),
     project: facts.project,
+    ...(facts.client === "" ? {} : { client: facts.client }),
     timestampMs: timestampMs(rec.timestamp),
     payloadBytes: n.payloadBytes,
     estimatedTokens: n.estimatedTokens,

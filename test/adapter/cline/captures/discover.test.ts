@@ -100,10 +100,17 @@ describe("agentRole", () => {
 describe("createSessionResolver", () => {
   async function resolverFor(opts: { withTeam?: boolean } = {}) {
     const tree = makeTree(join(dir, "home"), [
-      { id: "1796000000000_aaaaa", cwd: "/work/alpha", messages: [], subagents: { agent_1796_sub001: [] } },
+      {
+        id: "1796000000000_aaaaa",
+        cwd: "/work/alpha",
+        source: "vscode",
+        messages: [],
+        subagents: { agent_1796_sub001: [] },
+      },
       {
         id: "1796000000001_bbbbb",
         cwd: "/work/beta",
+        source: "jetbrains",
         messages: [],
         indexed: false,
         subagents: { agent_1796_sub002: [] },
@@ -120,11 +127,12 @@ describe("createSessionResolver", () => {
     };
   }
 
-  it("project from the index cwd; the lead's agent is `lead`", async () => {
+  it("project and client from the index cwd and source; the lead's agent is `lead`", async () => {
     const { r } = await resolverFor();
     expect(await r.facts("1796000000000_aaaaa", "agent_lead_x")).toEqual({
       project: "/work/alpha",
       agent: "lead",
+      client: "vscode",
     });
   });
 
@@ -133,10 +141,13 @@ describe("createSessionResolver", () => {
     expect(await r.facts("1796000000000_aaaaa", "agent_1796_sub001")).toEqual({
       project: "/work/alpha",
       agent: "subagent",
+      client: "vscode",
     });
     expect(await r.facts("1796000000001_bbbbb", "agent_1796_sub002")).toEqual({
-      project: "/work/beta", // from the root's sidecar: this session is not in the index
+      // From the root's sidecar: this session is not in the index.
+      project: "/work/beta",
       agent: "subagent",
+      client: "jetbrains",
     });
   });
 
@@ -148,9 +159,10 @@ describe("createSessionResolver", () => {
 
   it("unknown project is empty; ids that are not path components are never used as paths", async () => {
     const { r, problems } = await resolverFor();
-    expect(await r.facts("1796000000002_ccccc", "a")).toEqual({ project: "", agent: "lead" });
-    expect(await r.facts("../../etc", "../x")).toEqual({ project: "", agent: "lead" });
-    expect(await r.facts("", "a")).toEqual({ project: "", agent: "" });
+    // A session nothing on disk describes is the CLI's, as for its documents (client.ts).
+    expect(await r.facts("1796000000002_ccccc", "a")).toEqual({ project: "", agent: "lead", client: "cli" });
+    expect(await r.facts("../../etc", "../x")).toEqual({ project: "", agent: "lead", client: "cli" });
+    expect(await r.facts("", "a")).toEqual({ project: "", agent: "", client: "" });
     expect(problems).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import { scanBuffer, scanFile } from "../../../../src/scan/scanner.ts";
 import { captureDirOf, captureRecord, expectedCaptures, type RecordSpec } from "./helpers.ts";
 
 const NAME = { captureId: "cap_run_x_1_0123456789abcdef", stage: "ai_sdk_prompt", seq: 1 };
-const FACTS = () => ({ project: "/work/ws", agent: "lead" });
+const FACTS = () => ({ project: "/work/ws", agent: "lead", client: "cli" });
 
 function parse(rec: unknown, name = NAME) {
   const value = scanBuffer(Buffer.from(JSON.stringify(rec)), captureRecordSchema);
@@ -52,6 +52,7 @@ describe("parseCaptureRecord on the real CLI's captures", () => {
           model: w.model,
           provider: w.provider,
           project: "/work/ws",
+          client: "cli",
           timestampMs: w.timestampMs,
           payloadBytes: w.payloadBytes,
           estimatedTokens: w.estimatedTokens,
