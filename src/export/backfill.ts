@@ -8,7 +8,7 @@
  * that drops the progress row (docs/design-export.md "A backfill, page by page").
  */
 import type { MetricData, ScopeMetrics } from "@opentelemetry/sdk-metrics";
-import type { BackfillProgress, ExportState, Ledger, LiveFilter } from "../ledger/ledger.ts";
+import type { BackfillProgress, ExportState, Ledger } from "../ledger/ledger.ts";
 import type { CumulativePages, PageCursor } from "./pages.ts";
 import type { TranslateOptions } from "./translate.ts";
 
@@ -20,7 +20,13 @@ export interface BackfillCount {
 
 /** What identifies the series a pass sends: a pass begun under other options starts over. */
 export function backfillOptions(t: TranslateOptions): string {
-  return JSON.stringify({ project: t.project, includeSessionId: t.includeSessionId });
+  // The repository attributes change how folded series group (src/export/fold-key.ts).
+  const repository = t.repositoryOf !== undefined;
+  return JSON.stringify({
+    project: t.project,
+    includeSessionId: t.includeSessionId,
+    ...(repository ? { repository } : {}),
+  });
 }
 
 /**
@@ -41,10 +47,10 @@ export interface PagedExportPlan {
   readonly options: string;
   /** What the pass commits once complete (`lastSuccessMs`: the time the pass began). */
   readonly next: ExportState;
-  /** The TTL filter of the pass (its total is counted with it). */
-  readonly filter: LiveFilter;
   /** The unfinished pass this collection continues, if any. */
   readonly resumed: BackfillProgress | undefined;
+  /** How many usage and tool series the pass sends (rows, or folded groups), counted once. */
+  readonly count: () => number;
 }
 
 export class PagedExport {
@@ -91,13 +97,14 @@ export class PagedExport {
   }
 
   private record(at: PageCursor): void {
-    this.total ??= this.ledger.liveSeriesCount(this.plan.filter);
+    this.total ??= this.plan.count();
     this.ledger.backfills?.put({
       exporter: this.plan.next.exporter,
       options: this.plan.options,
       state: this.plan.next,
       phase: at.phase,
       afterId: at.afterId,
+      ...(at.afterKey === undefined ? {} : { afterKey: at.afterKey }),
       delivered: (this.plan.resumed?.delivered ?? 0) + this.deliveredHere,
       total: this.total,
     });

@@ -1,7 +1,7 @@
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
-import { STATE_TABLES } from "./tables/state.ts";
+import { EXPORT_BACKFILL_KEY_V2, STATE_TABLES } from "./tables/state.ts";
 import { USAGE_TABLES } from "./tables/usage.ts";
 
 /**
@@ -14,6 +14,8 @@ import { USAGE_TABLES } from "./tables/usage.ts";
 export const MIGRATIONS: readonly string[] = [
   // v1: the baseline
   [STATE_TABLES, USAGE_TABLES, CAPTURE_TABLES, SIGNAL_TABLES, GENAI_TABLES].join("\n"),
+  // v2: the position of a cumulative pass over folded series (session id off: the default)
+  EXPORT_BACKFILL_KEY_V2,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

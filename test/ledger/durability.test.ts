@@ -60,7 +60,7 @@ describe("ledger durability", () => {
     expect(db.pragma("application_id", { simple: true })).toBe(LEDGER_APPLICATION_ID);
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
-    expect(SCHEMA_VERSION).toBe(1);
+    expect(SCHEMA_VERSION).toBe(2);
   });
 
   it("a full disk mid-commit leaves the ledger consistent; the same source commits whole later", () => {

@@ -8,13 +8,15 @@ import { ledgerVersion, migrate } from "../../src/ledger/migrate.ts";
 import { LEDGER_APPLICATION_ID, MIGRATIONS } from "../../src/ledger/schema.ts";
 import { event, observation } from "../helpers/events.ts";
 
-/** What the next schema change could look like: a column with a backfill, and a new table. */
+/** What a next schema change could look like: a column with a backfill, and a new table. */
 const SAMPLE_V2 = `
   ALTER TABLE events ADD COLUMN sample_flag INTEGER NOT NULL DEFAULT 0;
   UPDATE events SET sample_flag = input > 0;
   CREATE TABLE sample_v2 (id INTEGER PRIMARY KEY, note TEXT NOT NULL) STRICT;
 `;
 const WITH_V2: readonly string[] = [...MIGRATIONS, SAMPLE_V2];
+/** The sample step's version (one past this build's). */
+const NEXT = MIGRATIONS.length + 1;
 
 let dir: string;
 beforeEach(() => {
@@ -33,7 +35,7 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     const path = join(dir, LEDGER_FILE);
     const db = new Database(path);
     migrate(db, path, () => 5, fixedId, WITH_V2);
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(NEXT);
     expect(db.pragma("application_id", { simple: true })).toBe(LEDGER_APPLICATION_ID);
     expect(db.prepare("SELECT COUNT(*) AS n, SUM(sample_flag) AS f FROM events").get()).toEqual({
       n: 2,
@@ -50,7 +52,7 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     const path = join(dir, "fresh.sqlite");
     const db = new Database(path);
     migrate(db, path, () => 7, fixedId, WITH_V2);
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(NEXT);
     expect(db.prepare("SELECT key, value FROM meta ORDER BY key").all()).toEqual([
       { key: "created_ms", value: "7" },
       { key: "instance_id", value: "instance-1" },
@@ -64,12 +66,12 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     const path = join(dir, LEDGER_FILE);
     const db = new Database(path);
     expect(() => migrate(db, path, () => 1, fixedId, [...WITH_V2, "CREATE TABLE sample_v2 (x)"])).toThrow();
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'sample_v2'").all()).toEqual([]);
     db.close();
   });
 
-  it("a ledger at v2 is too new for a build that knows only the baseline", () => {
+  it("a ledger one version ahead is too new for this build", () => {
     Ledger.open(dir).close();
     const path = join(dir, LEDGER_FILE);
     const db = new Database(path);
@@ -77,7 +79,61 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     expect(() => ledgerVersion(db, path)).toThrowError(LedgerError);
     db.close();
     expect(() => Ledger.open(dir)).toThrowError(
-      /schema version 2, newer than this cline-otel understands \(1\)/,
+      new RegExp(`schema version ${NEXT}, newer than this cline-otel understands \\(${MIGRATIONS.length}\\)`),
     );
+  });
+});
+
+describe("v2: the position of a cumulative pass over folded series (export_backfill.after_key)", () => {
+  it("a v1 ledger with events and a pass in progress upgrades in place; the pass reads back as it was", () => {
+    const path = join(dir, LEDGER_FILE);
+    const v1 = new Database(path);
+    migrate(v1, path, () => 5, fixedId, MIGRATIONS.slice(0, 1));
+    expect(v1.pragma("user_version", { simple: true })).toBe(1);
+    v1.close();
+    // Rows of a v1 build: an event and a paged pass by id, written through the v1 columns.
+    const l1 = Ledger.open(dir);
+    l1.commit(observation([event("a")]));
+    l1.close();
+    const raw = new Database(path);
+    raw
+      .prepare(
+        `INSERT INTO export_backfill (exporter, options, started_ms, event_watermark, call_watermark,
+           capture_watermark, compaction_watermark, final_call_watermark, window_start_ns, phase, after_id,
+           delivered, total) VALUES ('x', '{}', 7, 1, 0, 0, 0, 0, '5000000', 'tool', 42, 10, 20)`,
+      )
+      .run();
+    raw.pragma("user_version = 1");
+    raw.exec("ALTER TABLE export_backfill DROP COLUMN after_key");
+    raw.close();
+    const l = Ledger.open(dir);
+    expect(l.counts().events).toBe(1);
+    const saved = l.backfills?.get("x");
+    expect(saved).toMatchObject({ phase: "tool", afterId: 42, delivered: 10, total: 20 });
+    expect(saved?.afterKey).toBeUndefined();
+    // A folded pass's composite key round-trips.
+    if (saved) l.backfills?.put({ ...saved, afterKey: ["lead", "/p", "m", "anthropic", "read_files", 1] });
+    expect(l.backfills?.get("x")?.afterKey).toEqual(["lead", "/p", "m", "anthropic", "read_files", 1]);
+    l.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    db.close();
+  });
+
+  it("a fresh ledger has the same export_backfill columns as an upgraded one", () => {
+    const cols = (p: string) => {
+      const db = new Database(p, { readonly: true });
+      const c = db.prepare("SELECT name, type, \"notnull\" FROM pragma_table_info('export_backfill')").all();
+      db.close();
+      return c;
+    };
+    Ledger.open(dir).close();
+    const up = join(dir, "up.sqlite");
+    const v1 = new Database(up);
+    migrate(v1, up, () => 5, fixedId, MIGRATIONS.slice(0, 1));
+    migrate(v1, up, () => 5, fixedId);
+    v1.close();
+    expect(cols(up)).toEqual(cols(join(dir, LEDGER_FILE)));
+    expect(cols(up).map((c) => (c as { name: string }).name)).toContain("after_key");
   });
 });
