@@ -75,7 +75,7 @@ const GENAI_TOTALS = [MAIN, OUT, DUR]
   )
   .join(", ");
 
-const TABLES = {
+export const FOLD_TABLES = {
   usage: {
     table: "usage_series",
     key: USAGE_SERIES_KEY,
@@ -106,7 +106,7 @@ const TABLES = {
   },
 } as const satisfies Record<string, TableSpec>;
 
-type TableName = keyof typeof TABLES;
+type TableName = keyof typeof FOLD_TABLES;
 
 /** The grouped read of one table under one fold key (exported for the query-plan test). */
 export function foldSql(spec: TableSpec, key: FoldKey, fnName: string | undefined, after: boolean): string {
@@ -191,7 +191,7 @@ export class SeriesFolds {
       const fn = this.fnName(key);
       const n = (t: TableSpec) =>
         `(SELECT COUNT(*) FROM (${foldSql(t, key, fn, false).replace(/ LIMIT @limit$/, "")}))`;
-      st = this.db.prepare(`SELECT ${n(TABLES.usage)} + ${n(TABLES.tool)} AS n`);
+      st = this.db.prepare(`SELECT ${n(FOLD_TABLES.usage)} + ${n(FOLD_TABLES.tool)} AS n`);
       this.counts.set(key, st);
     }
     return (st.get(genaiLive(f)) as { n: number }).n;
@@ -228,7 +228,7 @@ export class SeriesFolds {
     }
     let p = byTable.get(table);
     if (p === undefined) {
-      const spec = TABLES[table];
+      const spec = FOLD_TABLES[table];
       const fn = spec.key.includes(key.render?.column ?? "") ? this.fnName(key) : undefined;
       const width = spec.key.filter((c) => !key.drop.includes(c)).length;
       p = {
