@@ -8,7 +8,8 @@
  * that drops the progress row (docs/design-export.md "A backfill, page by page").
  */
 import type { MetricData, ScopeMetrics } from "@opentelemetry/sdk-metrics";
-import type { BackfillProgress, ExportState, Ledger } from "../ledger/ledger.ts";
+import { foldColumns } from "../ledger/fold.ts";
+import type { BackfillProgress, ExportState, FoldKey, Ledger } from "../ledger/ledger.ts";
 import type { CumulativePages, PageCursor } from "./pages.ts";
 import type { TranslateOptions } from "./translate.ts";
 
@@ -19,14 +20,12 @@ export interface BackfillCount {
 }
 
 /** What identifies the series a pass sends: a pass begun under other options starts over. */
-export function backfillOptions(t: TranslateOptions): string {
-  // The repository attributes change how folded series group (src/export/fold-key.ts).
-  const repository = t.repositoryOf !== undefined;
-  return JSON.stringify({
-    project: t.project,
-    includeSessionId: t.includeSessionId,
-    ...(repository ? { repository } : {}),
-  });
+export function backfillOptions(t: TranslateOptions, fold: FoldKey | undefined): string {
+  // Folded: the repository attributes change how series group (src/export/fold-key.ts), and the
+  // cursor is a group key, its columns named (a pass recorded under an older key starts over).
+  const folded =
+    fold === undefined ? {} : { repository: t.repositoryOf !== undefined, key: foldColumns(fold) };
+  return JSON.stringify({ project: t.project, includeSessionId: t.includeSessionId, ...folded });
 }
 
 /**

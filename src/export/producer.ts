@@ -222,7 +222,7 @@ export class LedgerMetricProducer implements MetricProducer {
       if (paged) {
         // Usage, tool and GenAI series in pages; the first one now.
         // A pass a backend acknowledged in part continues after what it acknowledged (backfill.ts).
-        const options = backfillOptions(opts.translate);
+        const options = backfillOptions(opts.translate, fold);
         const resumed = resumePoint(ledger, base, options);
         pages = new CumulativePages(
           ledger,

@@ -108,6 +108,21 @@ export const FOLD_TABLES = {
 
 type TableName = keyof typeof FOLD_TABLES;
 
+/**
+ * The group columns of every table under `key` (a rendered one marked): what a recorded cursor's
+ * values mean. A pass recorded under other columns (a key column added by a migration) starts over.
+ */
+export function foldColumns(key: FoldKey): string {
+  return Object.values(FOLD_TABLES)
+    .map((t) =>
+      t.key
+        .filter((c) => !key.drop.includes(c))
+        .map((c) => (key.render?.column === c ? `${c}*` : c))
+        .join(","),
+    )
+    .join(";");
+}
+
 /** The grouped read of one table under one fold key (exported for the query-plan test). */
 export function foldSql(spec: TableSpec, key: FoldKey, fnName: string | undefined, after: boolean): string {
   const groups: string[] = [];
@@ -152,7 +167,8 @@ export class SeriesFolds {
   }
 
   *tool(f: LiveFilter, key: FoldKey, page: FoldPage): IterableIterator<Folded<ToolSeriesRow>> {
-    for (const r of this.read("tool", f, key, page)) yield { ...r, usageKnown: r.usageKnown === 1 } as never;
+    for (const r of this.read("tool", f, key, page))
+      yield { ...r, usageKnown: r.usageKnown === 1 } as unknown as Folded<ToolSeriesRow>;
   }
 
   *outcome(f: LiveFilter, key: FoldKey, page: FoldPage): IterableIterator<Folded<ToolOutcomeRow>> {

@@ -6,6 +6,7 @@
  * folders, one repository for two paths), through the real SDK reader, paged and whole.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { backfillOptions } from "../../src/export/backfill.ts";
 import { foldKeyOf } from "../../src/export/fold-key.ts";
 import { genaiToMetricData, liveGenai, translateGenai } from "../../src/export/genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "../../src/export/metric-data.ts";
@@ -142,4 +143,18 @@ describe("folded series, summed in SQL and read in pages", () => {
       expect(size(live)).toBeLessThan(size(want));
     });
   }
+});
+
+describe("the options a folded pass is recorded under", () => {
+  it("name its group columns and the repository; the row path's stay those of earlier versions", () => {
+    const base: TranslateOptions = { project: "path", includeSessionId: false, priceOf: NO_PRICES };
+    const off = backfillOptions(base, { drop: ["session_id"] });
+    expect(off).toContain("agent,project,model,provider");
+    expect(backfillOptions(base, { drop: ["session_id", "project"] })).not.toBe(off);
+    expect(backfillOptions({ ...base, repositoryOf }, { drop: ["session_id"] })).not.toBe(off);
+    // A v1 ledger's pass by id resumes under this build.
+    expect(backfillOptions({ ...base, includeSessionId: true }, undefined)).toBe(
+      '{"project":"path","includeSessionId":true}',
+    );
+  });
 });
