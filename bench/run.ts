@@ -11,6 +11,7 @@
  *   export    5. export at 1,000 and 10,000 sessions (bench/export.ts)
  *   huge      6. peak RSS collecting one 1 GB document
  *   slow      7. a first export of a long history to a backend at 1 request/s and at 256 KB/s
+ *   fold      8. folded series (session id off): the old whole fold vs the paged SQL fold, heap peaks
  * Self-contained: corpora are generated under one temp dir and deleted, whatever happens.
  * Prints ONE table of medians and of ratios measured in the same run (absolute times on a
  * shared machine mean little), and writes it all as JSON to .bench-out/.
@@ -22,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { backfillCase, hugeCase } from "./cases/backfill.ts";
 import { cliCase } from "./cases/cli.ts";
 import { exportCase } from "./cases/export.ts";
+import { foldCase } from "./cases/fold.ts";
 import { idleCase } from "./cases/idle.ts";
 import { pickupCase } from "./cases/pickup.ts";
 import { scanCase } from "./cases/scan.ts";
@@ -150,6 +152,8 @@ async function runCase(
       return exportCase(sizes.exportSessions);
     case "slow":
       return slowCase(sizes.slowSessions);
+    case "fold":
+      return foldCase(sizes.foldSessions);
     case "huge":
       return hugeCase({ tmp, bytes: sizes.hugeBytes, reps: sizes.hugeReps });
   }

@@ -12,6 +12,7 @@ export const CASES = [
   "export",
   "huge",
   "slow",
+  "fold",
 ] as const;
 export type CaseName = (typeof CASES)[number];
 
@@ -37,6 +38,8 @@ export interface Sizes {
   readonly daemonSeconds: number;
   /** The slow case: sessions exported to the throttled backends. */
   readonly slowSessions: number;
+  /** The fold case: the two history sizes compared. */
+  readonly foldSessions: readonly number[];
 }
 
 export const FULL: Sizes = {
@@ -59,6 +62,7 @@ export const FULL: Sizes = {
   cliReps: 3,
   daemonSeconds: 60,
   slowSessions: 10_000,
+  foldSessions: [2000, 10_000],
 };
 
 /** A smoke run of every case in about a minute (numbers indicative only). */
@@ -82,6 +86,7 @@ export const QUICK: Sizes = {
   cliReps: 2,
   daemonSeconds: 15,
   slowSessions: 500,
+  foldSessions: [500, 2000],
 };
 
 /** Parses the command line; unknown case names are an error. */

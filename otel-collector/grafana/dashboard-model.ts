@@ -231,6 +231,9 @@ export function buildDashboard(): Json {
     });
   }
 
+  /** Per-session panels: session.id is off metric series by default (docs/metrics.md "Cardinality"). */
+  const NEEDS_SESSION_ID =
+    "Needs OTEL_METRICS_INCLUDE_SESSION_ID=true on cline-otel (off by default, as a shared backend needs; the demo turns it on): without it there is no session_id and this panel shows nothing per session.";
   const RANGE_NOTE =
     "Totals over the dashboard time range. Series first seen inside the range count in full (a new session, or cline-otel's first start over older Cline history).";
   const RATE_NOTE =
@@ -365,7 +368,7 @@ export function buildDashboard(): Json {
   panels.push(
     stat(
       "Sessions",
-      "Sessions (session_id) with usage in the range; 0 when CLINE_OTEL_INCLUDE_SESSION_ID=false.",
+      `Sessions (session_id) with usage in the range. ${NEEDS_SESSION_ID}`,
       g(12, 4, 4, 4),
       `count(${sumBy("session_id", REQ, 'session_id!=""', R)}) or vector(0)`,
       "short",
@@ -480,7 +483,7 @@ export function buildDashboard(): Json {
   panels.push(
     table(
       "Top sessions by tokens",
-      `The 15 sessions with the most tokens; click a session to drill down. ${RANGE_NOTE}`,
+      `The 15 sessions with the most tokens; click a session to drill down. ${NEEDS_SESSION_ID} ${RANGE_NOTE}`,
       g(12, 24, 12, 8),
       [tableTarget(`topk(15, ${sumBy("session_id, cline_project", TOK, "", R)})`)],
       "short",
@@ -586,7 +589,7 @@ export function buildDashboard(): Json {
   panels.push(
     table(
       "Cost per session",
-      RANGE_NOTE,
+      `${NEEDS_SESSION_ID} ${RANGE_NOTE}`,
       g(0, 56, 12, 8),
       [tableTarget(`topk(25, ${sumBy("session_id, cline_project, gen_ai_request_model", COST, "", R)})`)],
       "currencyUSD",
@@ -617,7 +620,7 @@ export function buildDashboard(): Json {
     panel(
       "timeseries",
       "Busiest sessions (requests per second)",
-      "The 5 sessions with the highest model-request rate at each point. A session far above its own normal is what the ClineRunawaySession alert looks for (over 0.5/s and 4 times its median, or over 2/s: the red line is 0.5/s). Seen with the real Cline CLI: a repeating basic compaction looping at 3.3 requests/s.",
+      "The 5 sessions with the highest model-request rate at each point. Needs OTEL_METRICS_INCLUDE_SESSION_ID=true on cline-otel (off by default); without it the lines are per project. A session far above its own normal is what the ClineRunawaySession alert looks for (over 0.5/s and 4 times its median, or over 2/s: the red line is 0.5/s). Seen with the real Cline CLI: a repeating basic compaction looping at 3.3 requests/s.",
       g(0, 64, 12, 8),
       [
         target(

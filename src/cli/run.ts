@@ -34,8 +34,11 @@ export function runCommand(): Command {
         "cline.project attribute: path | basename | hash | none (default: path)",
       ),
     )
-    .addOption(new Option("--session-id", "export the session.id attribute (default)").hideHelp())
-    .option("--no-session-id", "drop the session.id attribute (series that then coincide are summed)")
+    .option(
+      "--session-id",
+      "put session.id on metric series (default: $OTEL_METRICS_INCLUDE_SESSION_ID or false; events and spans always carry it)",
+    )
+    .addOption(new Option("--no-session-id", "leave session.id off metric series (the default)").hideHelp())
     .option(
       "--prices <file>",
       "JSON price file merged over the bundled catalog (default: $CLINE_OTEL_PRICES)",

@@ -84,10 +84,12 @@ export function resolveTeamsConfig(
     ),
     repository,
     metrics: Object.freeze({
-      // The flag, then Claude Code's name, then ours (kept from before).
+      // The flag, then Claude Code's name, then ours (kept from before). Off by default: per-session
+      // series are ~11x the series a shared backend must hold (docs/metrics.md "Cardinality");
+      // events and spans keep session.id.
       sessionId:
         flags.sessionId ??
-        flag(env, ["OTEL_METRICS_INCLUDE_SESSION_ID", "CLINE_OTEL_INCLUDE_SESSION_ID"], true),
+        flag(env, ["OTEL_METRICS_INCLUDE_SESSION_ID", "CLINE_OTEL_INCLUDE_SESSION_ID"], false),
       project: flag(env, ["OTEL_METRICS_INCLUDE_PROJECT"], true),
       repository: repository && flag(env, ["OTEL_METRICS_INCLUDE_REPOSITORY"], true),
       user: flag(env, ["OTEL_METRICS_INCLUDE_USER"], true),

@@ -8,7 +8,8 @@
  * that drops the progress row (docs/design-export.md "A backfill, page by page").
  */
 import type { MetricData, ScopeMetrics } from "@opentelemetry/sdk-metrics";
-import type { BackfillProgress, ExportState, Ledger, LiveFilter } from "../ledger/ledger.ts";
+import { foldColumns } from "../ledger/fold.ts";
+import type { BackfillProgress, ExportState, FoldKey, Ledger } from "../ledger/ledger.ts";
 import type { CumulativePages, PageCursor } from "./pages.ts";
 import type { TranslateOptions } from "./translate.ts";
 
@@ -19,8 +20,12 @@ export interface BackfillCount {
 }
 
 /** What identifies the series a pass sends: a pass begun under other options starts over. */
-export function backfillOptions(t: TranslateOptions): string {
-  return JSON.stringify({ project: t.project, includeSessionId: t.includeSessionId });
+export function backfillOptions(t: TranslateOptions, fold: FoldKey | undefined): string {
+  // Folded: the repository attributes change how series group (src/export/fold-key.ts), and the
+  // cursor is a group key, its columns named (a pass recorded under an older key starts over).
+  const folded =
+    fold === undefined ? {} : { repository: t.repositoryOf !== undefined, key: foldColumns(fold) };
+  return JSON.stringify({ project: t.project, includeSessionId: t.includeSessionId, ...folded });
 }
 
 /**
@@ -41,10 +46,10 @@ export interface PagedExportPlan {
   readonly options: string;
   /** What the pass commits once complete (`lastSuccessMs`: the time the pass began). */
   readonly next: ExportState;
-  /** The TTL filter of the pass (its total is counted with it). */
-  readonly filter: LiveFilter;
   /** The unfinished pass this collection continues, if any. */
   readonly resumed: BackfillProgress | undefined;
+  /** How many usage and tool series the pass sends (rows, or folded groups), counted once. */
+  readonly count: () => number;
 }
 
 export class PagedExport {
@@ -91,13 +96,14 @@ export class PagedExport {
   }
 
   private record(at: PageCursor): void {
-    this.total ??= this.ledger.liveSeriesCount(this.plan.filter);
+    this.total ??= this.plan.count();
     this.ledger.backfills?.put({
       exporter: this.plan.next.exporter,
       options: this.plan.options,
       state: this.plan.next,
       phase: at.phase,
       afterId: at.afterId,
+      ...(at.afterKey === undefined ? {} : { afterKey: at.afterKey }),
       delivered: (this.plan.resumed?.delivered ?? 0) + this.deliveredHere,
       total: this.total,
     });

@@ -8,13 +8,15 @@
  * when the collection started (`lastSuccessMs` = that read's time). A series changed between
  * two page reads is sent with its newer total (harmless for a cumulative point), and, changed
  * after that time, is live again at the next export. A pass cut after some acknowledged pages
- * resumes after the last of them (`from`, src/export/backfill.ts). Paging needs every exported series to be
- * one ledger row (`seriesAreRows`): series that collapse (session id off) would be split across
- * pages as partial sums.
+ * resumes after the last of them (`from`, src/export/backfill.ts). Where series collapse (session id
+ * off, a non-injective project rendering: `fold`), the pages are keyset reads over the folded group
+ * keys instead (src/ledger/fold.ts): each group is summed in SQL and read whole, on one page, so
+ * no attribute set is ever split across pages as partial sums.
  */
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
-import type { BackfillPhase, Ledger, LiveFilter } from "../ledger/ledger.ts";
+import type { BackfillPhase, FoldCursor, FoldKey, Ledger, LiveFilter } from "../ledger/ledger.ts";
+import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/series.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
@@ -32,12 +34,15 @@ export interface PageOptions {
   readonly endNs: bigint;
   /** Points per page (one request each); at least POINTS_PER_ROW. */
   readonly maxPoints: number;
+  /** Series that collapse: read folded, by group key (src/export/fold-key.ts); undefined: by row id. */
+  readonly fold?: FoldKey | undefined;
 }
 
-/** Where the next page starts: the phase and the last id read in it. */
+/** Where the next page starts: the phase and the last id (or, folded, group key) read in it. */
 export interface PageCursor {
   phase: BackfillPhase;
   afterId: number;
+  afterKey?: FoldCursor | undefined;
 }
 
 /**
@@ -82,14 +87,10 @@ export class CumulativePages {
       if (c.phase !== phase) continue;
       const limit = Math.floor(room / POINTS_PER_ROW);
       if (limit === 0) break;
-      const page = { afterId: c.afterId, limit };
-      const rows =
-        phase === "usage"
-          ? this.ledger.liveUsagePage(o.filter, page)
-          : this.ledger.liveToolPage(o.filter, page);
       let n = 0;
-      for (const r of rows) {
-        c.afterId = r.id;
+      for (const r of this.rows(phase, limit)) {
+        if ("key" in r) c.afterKey = r.key;
+        else c.afterId = r.id;
         n++;
         if (phase === "usage") (usage as unknown[]).push(r);
         else (tools as unknown[]).push(r);
@@ -99,6 +100,7 @@ export class CumulativePages {
       if (n < limit) {
         c.phase = phase === "usage" ? "tool" : "outcome";
         c.afterId = 0;
+        c.afterKey = undefined;
       }
     }
     // cline.tool.calls by outcome: one point per row (tool_outcome_series, src/ledger/tool-outcomes.ts).
@@ -106,7 +108,13 @@ export class CumulativePages {
     if (c.phase === "outcome" && room > 0) {
       const t = this.ledger.signals?.toolOutcomes;
       let n = 0;
-      if (t !== undefined) {
+      if (t !== undefined && o.fold !== undefined) {
+        for (const r of this.ledger.folds.outcome(o.filter, o.fold, { after: c.afterKey, limit: room })) {
+          c.afterKey = r.key;
+          n++;
+          outcomes.push(r);
+        }
+      } else if (t !== undefined) {
         for (const r of t.livePage(o.filter, { afterId: c.afterId, limit: room })) {
           c.afterId = r.id;
           n++;
@@ -117,13 +125,22 @@ export class CumulativePages {
       if (t === undefined || room > 0) {
         c.phase = "genai";
         c.afterId = 0;
+        c.afterKey = undefined;
       }
     }
     let genai: ReturnType<typeof translateGenai> = [];
     if (c.phase === "genai" && room > 0) {
       const g = this.ledger.signals?.genai;
       if (g === undefined) c.phase = "done";
-      else {
+      else if (o.fold !== undefined) {
+        const { rows, last, done } = this.ledger.folds.genai(o.filter, o.fold, {
+          after: c.afterKey,
+          limit: room,
+        });
+        c.afterKey = last;
+        if (done) c.phase = "done";
+        genai = translateGenai(rows, o.translate);
+      } else {
         // Whole ledger rows (a request row is up to three series): `done` once none is left.
         const { rows, lastId, done } = g.seriesLivePage(o.filter, { afterId: c.afterId, limit: room });
         c.afterId = lastId;
@@ -140,5 +157,24 @@ export class CumulativePages {
     if (metrics.length > 0) return metrics;
     // Nothing on this page: either everything was read, or the phase just ended (read on).
     return c.phase === "done" ? undefined : this.next();
+  }
+
+  /** The usage or tool series of the next page: rows after the id, or groups after the key. */
+  private rows(
+    phase: "usage" | "tool",
+    limit: number,
+  ): Iterable<(UsageSeriesRow | ToolSeriesRow) & ({ readonly id: number } | { readonly key: FoldCursor })> {
+    const o = this.opts;
+    const c = this.cursor;
+    if (o.fold !== undefined) {
+      const page = { after: c.afterKey, limit };
+      return phase === "usage"
+        ? this.ledger.folds.usage(o.filter, o.fold, page)
+        : this.ledger.folds.tool(o.filter, o.fold, page);
+    }
+    const page = { afterId: c.afterId, limit };
+    return phase === "usage"
+      ? this.ledger.liveUsagePage(o.filter, page)
+      : this.ledger.liveToolPage(o.filter, page);
   }
 }

@@ -11,7 +11,7 @@
 import { emptyResource } from "@opentelemetry/resources";
 import type { CollectionResult, MetricData, MetricProducer, ScopeMetrics } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
-import type { ExportState, Ledger, LiveFilter } from "../ledger/ledger.ts";
+import type { ExportState, FoldKey, Ledger } from "../ledger/ledger.ts";
 import { backfillOptions, PagedExport, resumePoint } from "./backfill.ts";
 import {
   type CaptureSeriesPoint,
@@ -26,6 +26,7 @@ import {
   translateCompactions,
 } from "./compactions.ts";
 import { commitDelivery, type DeliveryTracker } from "./delivery.ts";
+import { foldKeyOf } from "./fold-key.ts";
 import { type GenaiPoint, genaiToMetricData, liveGenai, translateGenai } from "./genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";
 import { CumulativePages } from "./pages.ts";
@@ -33,7 +34,6 @@ import {
   liveSeries,
   type MetricId,
   type SeriesPoint,
-  seriesAreRows,
   type TranslateOptions,
   translate,
 } from "./translate.ts";
@@ -66,8 +66,8 @@ export interface ProducerOptions {
    * Cumulative, push exporters: read the live series in pages of at most this many points, the
    * first in the collection, the others read by the CommittingExporter one request at a time
    * (src/export/pages.ts), so the export holds one request's points, not every live series.
-   * Only where each exported series is one ledger row (`seriesAreRows`); never for a pull
-   * exporter, which serializes one whole collection.
+   * Series that collapse are read folded in SQL, by group key (src/ledger/fold.ts). Never for a
+   * pull exporter, which serializes one whole collection.
    */
   readonly pagePoints?: number;
   /**
@@ -89,6 +89,8 @@ export const MAX_WINDOW_CAPTURES = 1000;
 
 export class LedgerMetricProducer implements MetricProducer {
   private readonly now: () => number;
+  /** How the series fold (src/export/fold-key.ts), one object for the producer's life (its statements). */
+  private readonly fold: FoldKey | undefined;
   private lastErrorMs = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -97,6 +99,7 @@ export class LedgerMetricProducer implements MetricProducer {
     private readonly opts: ProducerOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    this.fold = foldKeyOf(opts.translate);
   }
 
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
@@ -183,7 +186,7 @@ export class LedgerMetricProducer implements MetricProducer {
     let startNs: bigint;
     let pages: CumulativePages | undefined;
     let firstPage: MetricData[] = [];
-    let paging: { options: string; resumed: ReturnType<typeof resumePoint>; filter: LiveFilter } | undefined;
+    let paging: { options: string; resumed: ReturnType<typeof resumePoint>; count: () => number } | undefined;
     if (delta) {
       points = translate(
         ledger.usageDelta(base.eventWatermark, ids.event),
@@ -210,17 +213,16 @@ export class LedgerMetricProducer implements MetricProducer {
       );
       startNs = base.windowStartNs;
     } else {
-      // The TTL (isLive) in SQL where a series is one row, so dead series are never even read.
-      const rows = seriesAreRows(opts.translate);
-      const filter = rows
-        ? { eventSinceMs: nowMs - opts.seriesTtlMs, updatedSinceMs: base.lastSuccessMs }
-        : { eventSinceMs: Number.NEGATIVE_INFINITY, updatedSinceMs: Number.NEGATIVE_INFINITY };
+      // The TTL (isLive) in SQL, so dead series are never even read: a WHERE on each row where a
+      // series is one row, a HAVING on each group's newest times where series fold (fold-key.ts).
+      const fold = this.fold;
+      const filter = { eventSinceMs: nowMs - opts.seriesTtlMs, updatedSinceMs: base.lastSuccessMs };
       startNs = ledger.streamStartNs;
-      const paged = rows && opts.pagePoints !== undefined;
+      const paged = opts.pagePoints !== undefined;
       if (paged) {
-        // Usage, tool and GenAI series in pages (the TTL is exact in SQL here); the first one now.
+        // Usage, tool and GenAI series in pages; the first one now.
         // A pass a backend acknowledged in part continues after what it acknowledged (backfill.ts).
-        const options = backfillOptions(opts.translate);
+        const options = backfillOptions(opts.translate, fold);
         const resumed = resumePoint(ledger, base, options);
         pages = new CumulativePages(
           ledger,
@@ -231,8 +233,11 @@ export class LedgerMetricProducer implements MetricProducer {
             startNs,
             endNs: BigInt(nowMs) * 1_000_000n,
             maxPoints: opts.pagePoints as number,
+            fold,
           },
-          resumed === undefined ? undefined : { phase: resumed.phase, afterId: resumed.afterId },
+          resumed === undefined
+            ? undefined
+            : { phase: resumed.phase, afterId: resumed.afterId, afterKey: resumed.afterKey },
         );
         firstPage = pages.next() ?? [];
         if (firstPage.length === 0) {
@@ -246,15 +251,26 @@ export class LedgerMetricProducer implements MetricProducer {
             return this.read();
           }
         }
-        paging = { options, resumed, filter };
+        const count = () =>
+          fold === undefined ? ledger.liveSeriesCount(filter) : ledger.folds.count(filter, fold);
+        paging = { options, resumed, count };
         points = new Map();
       } else {
-        points = translate(
-          ledger.liveUsageSeries(filter),
-          ledger.liveToolSeries(filter),
-          opts.translate,
-          outcomes?.live(filter) ?? [],
-        );
+        const all = { after: undefined, limit: -1 };
+        points =
+          fold === undefined
+            ? translate(
+                ledger.liveUsageSeries(filter),
+                ledger.liveToolSeries(filter),
+                opts.translate,
+                outcomes?.live(filter) ?? [],
+              )
+            : translate(
+                ledger.folds.usage(filter, fold, all),
+                ledger.folds.tool(filter, fold, all),
+                opts.translate,
+                outcomes === undefined ? [] : ledger.folds.outcome(filter, fold, all),
+              );
         for (const [id, series] of points) {
           points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
         }
@@ -275,13 +291,10 @@ export class LedgerMetricProducer implements MetricProducer {
         ? [] // in the pages
         : liveGenai(
             translateGenai(
-              // Each GenAI series is one row when the session id is exported: the TTL in SQL then.
-              (opts.translate.includeSessionId
-                ? ledger.signals?.genaiSeriesLive({
-                    eventSinceMs: nowMs - opts.seriesTtlMs,
-                    updatedSinceMs: base.lastSuccessMs,
-                  })
-                : ledger.signals?.genaiSeries()) ?? [],
+              (fold === undefined
+                ? ledger.signals?.genaiSeriesLive(filter)
+                : ledger.signals && ledger.folds.genai(filter, fold, { after: undefined, limit: -1 }).rows) ??
+                [],
               opts.translate,
             ),
             nowMs,
@@ -329,7 +342,7 @@ export class LedgerMetricProducer implements MetricProducer {
             pages: new PagedExport(
               ledger,
               pages,
-              { options: paging.options, next, filter: paging.filter, resumed: paging.resumed },
+              { options: paging.options, next, count: paging.count, resumed: paging.resumed },
               scope.scope,
             ),
           }

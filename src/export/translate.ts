@@ -293,11 +293,3 @@ export function liveSeries(
 ): SeriesPoint[] {
   return points.filter((p) => isLive(p, nowMs, ttlMs, deliveredBeforeMs));
 }
-
-/**
- * Whether every exported series is exactly one ledger row (no attribute dropped, the project
- * rendered injectively): then a series' TTL is its row's, and the filter can run in SQL.
- */
-export function seriesAreRows(opts: Pick<TranslateOptions, "project" | "includeSessionId">): boolean {
-  return opts.includeSessionId && opts.project === "path";
-}

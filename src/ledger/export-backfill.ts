@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { type ExportState, type StateRow, stateFromRow, stateParams } from "./export-state.ts";
+import type { FoldCursor } from "./fold.ts";
 
 /** Where a keyset read over the series stands: the phase and the last series id read in it. */
 export type BackfillPhase = "usage" | "tool" | "outcome" | "genai" | "done";
@@ -16,6 +17,8 @@ export interface BackfillProgress {
   readonly state: ExportState;
   readonly phase: BackfillPhase;
   readonly afterId: number;
+  /** A pass over folded series: the last acknowledged group key (src/ledger/fold.ts) instead of an id. */
+  readonly afterKey?: FoldCursor | undefined;
   /** Usage and tool series acknowledged so far, and how many the pass began with (progress). */
   readonly delivered: number;
   readonly total: number;
@@ -25,6 +28,7 @@ type Row = StateRow & {
   options: string;
   phase: BackfillPhase;
   after_id: number;
+  after_key: string | null;
   delivered: number;
   total: number;
 };
@@ -37,20 +41,20 @@ export class ExportBackfills {
     this.st = {
       get: db.prepare(
         `SELECT options, event_watermark, call_watermark, capture_watermark, compaction_watermark,
-           final_call_watermark, window_start_ns, started_ms AS last_success_ms, phase, after_id, delivered, total
+           final_call_watermark, window_start_ns, started_ms AS last_success_ms, phase, after_id, after_key, delivered, total
          FROM export_backfill WHERE exporter = @exporter`,
       ),
       put: db.prepare(
         `INSERT INTO export_backfill (exporter, options, started_ms, event_watermark, call_watermark,
            capture_watermark, compaction_watermark, final_call_watermark, window_start_ns, phase, after_id,
-           delivered, total)
+           after_key, delivered, total)
          VALUES (@exporter, @options, @lastSuccessMs, @eventWatermark, @callWatermark, @captureWatermark,
-           @compactionWatermark, @finalCallWatermark, @windowStartNs, @phase, @afterId, @delivered, @total)
+           @compactionWatermark, @finalCallWatermark, @windowStartNs, @phase, @afterId, @afterKey, @delivered, @total)
          ON CONFLICT (exporter) DO UPDATE SET options = excluded.options, started_ms = excluded.started_ms,
            event_watermark = excluded.event_watermark, call_watermark = excluded.call_watermark,
            capture_watermark = excluded.capture_watermark, compaction_watermark = excluded.compaction_watermark,
            final_call_watermark = excluded.final_call_watermark, window_start_ns = excluded.window_start_ns,
-           phase = excluded.phase, after_id = excluded.after_id, delivered = excluded.delivered,
+           phase = excluded.phase, after_id = excluded.after_id, after_key = excluded.after_key, delivered = excluded.delivered,
            total = excluded.total`,
       ),
       drop: db.prepare("DELETE FROM export_backfill WHERE exporter = @exporter"),
@@ -66,6 +70,7 @@ export class ExportBackfills {
       state: stateFromRow(exporter, r),
       phase: r.phase,
       afterId: r.after_id,
+      ...(r.after_key === null ? {} : { afterKey: JSON.parse(r.after_key) as FoldCursor }),
       delivered: r.delivered,
       total: r.total,
     };
@@ -77,6 +82,7 @@ export class ExportBackfills {
       options: p.options,
       phase: p.phase,
       afterId: p.afterId,
+      afterKey: p.afterKey === undefined ? null : JSON.stringify(p.afterKey),
       delivered: p.delivered,
       total: p.total,
     });

@@ -10,6 +10,7 @@ import {
 } from "./compactions.ts";
 import { ExportBackfills } from "./export-backfill.ts";
 import { type ExportState, ExportStates } from "./export-state.ts";
+import { SeriesFolds } from "./fold.ts";
 import { type CommitResult, Ingest, type ReadObservation } from "./ingest.ts";
 import { Listings } from "./listings.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
@@ -28,6 +29,7 @@ export type { CaptureRow, CaptureSeriesRow } from "./captures.ts";
 export type { CompactionRow, CompactionSeriesRow } from "./compactions.ts";
 export type { BackfillPhase, BackfillProgress } from "./export-backfill.ts";
 export type { ExportState } from "./export-state.ts";
+export type { FoldCursor, Folded, FoldKey, FoldPage, TableFold } from "./fold.ts";
 export type { CommitResult, ReadObservation } from "./ingest.ts";
 export { LEDGER_FILE, LedgerError, readHolderPid } from "./open.ts";
 export type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow, UsageSeriesRow } from "./series.ts";
@@ -63,6 +65,8 @@ export class Ledger {
   readonly listings: Listings | undefined;
   /** What backends acknowledged of cumulative exports in pages (a writer only; src/export). */
   readonly backfills: ExportBackfills | undefined;
+  /** The series folded in SQL, in keyset pages (a cumulative export whose series collapse). */
+  readonly folds: SeriesFolds;
   private reportQueries: ReportQueries | undefined;
 
   private constructor(opened: ReturnType<typeof openLedgerDb>, now: () => number) {
@@ -81,6 +85,7 @@ export class Ledger {
     this.streamStartNs = BigInt(meta.get("stream_start_ns") ?? "0");
     this.checkpoints = new Checkpoints(db);
     this.series = new SeriesReads(db, version);
+    this.folds = new SeriesFolds(db);
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
     this.exportStates = new ExportStates(

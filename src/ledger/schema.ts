@@ -2,7 +2,7 @@ import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
-import { STATE_TABLES } from "./tables/state.ts";
+import { EXPORT_BACKFILL_KEY_V2, STATE_TABLES } from "./tables/state.ts";
 import { USAGE_TABLES } from "./tables/usage.ts";
 
 /**
@@ -15,8 +15,9 @@ import { USAGE_TABLES } from "./tables/usage.ts";
 export const MIGRATIONS: readonly string[] = [
   // v1: the baseline
   [STATE_TABLES, USAGE_TABLES, CAPTURE_TABLES, SIGNAL_TABLES, GENAI_TABLES].join("\n"),
-  // v2: cline.client in every series key (tables/client-v2.ts)
-  CLIENT_SERIES_V2,
+  // v2, one step: cline.client in every series key (tables/client-v2.ts), and the position of a
+  // cumulative pass over folded series (session id off: the default; tables/state.ts)
+  [CLIENT_SERIES_V2, EXPORT_BACKFILL_KEY_V2].join("\n"),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

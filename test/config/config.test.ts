@@ -18,7 +18,7 @@ describe("resolveConfig", () => {
       timeoutMs: 30_000,
       temporality: "cumulative",
       serviceName: "cline-otel",
-      includeSessionId: true,
+      includeSessionId: false,
       project: "path",
     });
     expect(c.export.otlp).toMatchObject({

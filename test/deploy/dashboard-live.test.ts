@@ -94,6 +94,8 @@ beforeAll(async () => {
         CLINE_CAPTURE_DIR: captureDir,
         CLINE_OTEL_STATE_DIR: join(scratch, "state"),
         OTEL_METRICS_EXPORTER: "prometheus",
+        // As the demo runs it (docker-compose.yml): the per-session panels and variable need it.
+        OTEL_METRICS_INCLUDE_SESSION_ID: "true",
         OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
         OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
       }),

@@ -37,6 +37,23 @@ describe("run flags", () => {
     expect(JSON.stringify(rx.points.map((p) => p.attributes))).not.toContain("secret");
   });
 
+  it("default: no session id on metric series, the two sessions summed; --session-id splits them", async () => {
+    const { args, env, rx } = await setup();
+    const r = await runCliAsync(args, env);
+    expect(r.status, r.stderr).toBe(0);
+    const req = rx.points.filter((p) => p.metric === "cline.requests");
+    expect(req.map((p) => p.value)).toEqual([2]);
+    expect(req[0]?.attributes).not.toHaveProperty("session.id");
+    const on = await setup();
+    const r2 = await runCliAsync([...on.args, "--session-id"], on.env);
+    expect(r2.status, r2.stderr).toBe(0);
+    const split = on.rx.points.filter((p) => p.metric === "cline.requests");
+    expect(split.map((p) => String(p.attributes["session.id"])).sort()).toEqual([
+      "1796000000001_flags",
+      "1796000000002_flags",
+    ]);
+  });
+
   it("--prices prices a model the catalog does not know; without it the requests are unpriced", async () => {
     const { args, env, work: dir, rx } = await setup();
     const prices = join(dir, "prices.json");

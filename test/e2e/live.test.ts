@@ -124,6 +124,8 @@ describe.runIf(available)("live: the real Cline CLI with cline-otel run watching
       // Polling every 60 s: only the filesystem watch can make the pick-up fast.
       daemon = startDaemon(["run", "--data-dir", dataDir, "--state-dir", stateDir, "--poll-interval", "60"], {
         OTEL_METRICS_EXPORTER: "otlp",
+        // Series by session: the test splits the requests per session.
+        OTEL_METRICS_INCLUDE_SESSION_ID: "true",
         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
         OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/protobuf",
         OTEL_METRIC_EXPORT_INTERVAL: "500",

@@ -14,6 +14,14 @@ import { type SessionSpec, toolSession, truthByType, writeSession } from "./help
 const scratch = e2eScratch();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The OTLP settings of every run here, with session.id on the metric series: a series per session
+ * makes the history the many requests of 1,000 points this file is about (folded series, the
+ * default, are few: their pages are tested in test/export/backfill.test.ts).
+ */
+const seriesEnv = (url: string, extra: Record<string, string> = {}) =>
+  otlpEnv(url, { OTEL_METRICS_INCLUDE_SESSION_ID: "true", ...extra });
+
 /** Enough sessions for several requests of 1,000 points. */
 const SESSIONS = 260;
 
@@ -46,7 +54,7 @@ describe("a backend slower than the export timeout", () => {
   it("run --once delivers the whole history in one run, exit 0, never into a closed ledger", async () => {
     const { work, sessionsDir, sessions, rx } = await slowSetup("e2e-slow-", "slow", 300);
     // The whole export (several requests of 300 ms) is longer than the SDK's export timeout.
-    const env = otlpEnv(rx.url, { OTEL_METRIC_EXPORT_TIMEOUT: "500" });
+    const env = seriesEnv(rx.url, { OTEL_METRIC_EXPORT_TIMEOUT: "500" });
     const r = await runCliAsync(onceArgs(work, sessionsDir), env);
     expect(r.status, r.stderr).toBe(0);
     expect(accepted(rx)).toBeGreaterThanOrEqual(3);
@@ -61,14 +69,14 @@ describe("a backend slower than the export timeout", () => {
     const ref = scratch.withSessions("e2e-slow-ref-");
     history(ref.sessionsDir, "slkl");
     const fast = scratch.receiver(await startReceiver());
-    const whole = await runCliAsync(onceArgs(ref.work, ref.sessionsDir), otlpEnv(fast.url));
+    const whole = await runCliAsync(onceArgs(ref.work, ref.sessionsDir), seriesEnv(fast.url));
     expect(whole.status, whole.stderr).toBe(0);
     const n = accepted(fast);
     expect(n).toBeGreaterThanOrEqual(3);
 
     const rx = scratch.receiver(await startReceiver());
     rx.setDelay(400);
-    const env = otlpEnv(rx.url);
+    const env = seriesEnv(rx.url);
     const d = startDaemon(onceArgs(work, sessionsDir), env);
     await until("two acknowledged requests", () => accepted(rx) >= 2);
     // The client has recorded the second answer and sent the third request (answered in 400 ms).
@@ -89,7 +97,7 @@ describe("a backend slower than the export timeout", () => {
 
   it("SIGTERM during run --once: the export stops after its current request, exit 1 saying how far it got", async () => {
     const { work, sessionsDir, sessions, rx } = await slowSetup("e2e-slow-term-", "sltm", 400);
-    const env = otlpEnv(rx.url, { OTEL_METRIC_EXPORT_TIMEOUT: "200" });
+    const env = seriesEnv(rx.url, { OTEL_METRIC_EXPORT_TIMEOUT: "200" });
     const d = startDaemon(onceArgs(work, sessionsDir), env);
     await until("an acknowledged request", () => accepted(rx) >= 1);
     d.child.kill("SIGTERM");
@@ -107,7 +115,7 @@ describe("a backend slower than the export timeout", () => {
     const { work, sessionsDir, rx } = await slowSetup("e2e-slow-daemon-", "sldm", 200);
     const d = startDaemon(
       ["run", ...dirArgs(work, sessionsDir), "--poll-interval", "60"],
-      otlpEnv(rx.url, { OTEL_METRIC_EXPORT_INTERVAL: "3000", CLINE_OTEL_LOG_LEVEL: "info" }),
+      seriesEnv(rx.url, { OTEL_METRIC_EXPORT_INTERVAL: "3000", CLINE_OTEL_LOG_LEVEL: "info" }),
     );
     await until("the daemon to start", () => d.log().includes("running:"));
     await until("the history delivered", () => /in pages delivered: 780 series/.test(d.log()));

@@ -5,7 +5,7 @@
  * the ledger's totals exactly, delta never sends a delivered point twice, and the same for the
  * events (logs) and traces queues. Then the stop deadline and a closed ledger under an export.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Temporality } from "../../src/config/config.ts";
 import { ExportPipeline, otlpExporterKey } from "../../src/export/pipeline.ts";
 import { SignalPipeline } from "../../src/export/signals/pipeline.ts";
@@ -32,9 +32,13 @@ const PAGE_POINTS = 24;
 const WINDOW_ROWS = 6;
 const SESSIONS = 6;
 
+/** Whether the metric series carry session.id (false: folded series, read by group key). */
+let sessionIds = true;
+
 async function metricsPipeline(temporality: Temporality, logs: string[] = []): Promise<ExportPipeline> {
   if (!t || !rx) throw new Error("setup first");
   const cfg = exportTestConfig({
+    OTEL_METRICS_INCLUDE_SESSION_ID: String(sessionIds),
     OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
     OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: temporality,
     // Short enough that a cut request is not retried (the SDK's first backoff is ~1 s).
@@ -73,7 +77,7 @@ function backendTotals(
 function expectBackendHoldsLedger(temporality: Temporality): void {
   if (!t || !rx) throw new Error("setup first");
   const got = backendTotals(rx.points, temporality);
-  for (const [metric, want] of expectedTotals(t.ledger)) {
+  for (const [metric, want] of expectedTotals(t.ledger, sessionIds)) {
     if (want.size === 0) continue;
     expectClose(got.get(metric) ?? new Map(), want);
   }
@@ -95,8 +99,23 @@ async function requestsOfWholeExport(temporality: Temporality): Promise<number> 
   return n;
 }
 
-for (const temporality of ["cumulative", "delta"] as const) {
-  describe(`${temporality}: a backend that cuts request k`, () => {
+const VARIANTS = [
+  ["cumulative", true],
+  ["cumulative", false],
+  ["delta", true],
+  ["delta", false],
+] as const;
+
+for (const [temporality, withSessionIds] of VARIANTS) {
+  const series = withSessionIds ? "series by session" : "folded series (no session.id)";
+  describe(`${temporality}, ${series}: a backend that cuts request k`, () => {
+    beforeEach(() => {
+      sessionIds = withSessionIds;
+    });
+    afterEach(() => {
+      sessionIds = true;
+    });
+
     it("keeps what was acknowledged before k, for every k; the next export sends only the rest", async () => {
       const n = await requestsOfWholeExport(temporality);
       expect(n).toBeGreaterThanOrEqual(4);

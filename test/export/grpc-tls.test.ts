@@ -66,6 +66,8 @@ async function exportOnce(
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url,
       // No user.name: the series keys below are compared exactly (test/export/teams.test.ts has it).
       CLINE_OTEL_USER: "",
+      // Series by session: compared with the ledger's rows, series by series.
+      OTEL_METRICS_INCLUDE_SESSION_ID: "true",
       ...env,
     },
     "/tmp",

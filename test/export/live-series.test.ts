@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isLive, seriesAreRows } from "../../src/export/translate.ts";
+import { foldKeyOf } from "../../src/export/fold-key.ts";
+import { isLive } from "../../src/export/translate.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { fillLedger } from "./helpers/ledger.ts";
 
@@ -47,10 +48,31 @@ describe("the cumulative TTL in SQL", () => {
     });
   }
 
-  it("applies only where a series is one row", () => {
-    expect(seriesAreRows({ includeSessionId: true, project: "path" })).toBe(true);
-    expect(seriesAreRows({ includeSessionId: false, project: "path" })).toBe(false);
-    expect(seriesAreRows({ includeSessionId: true, project: "basename" })).toBe(false);
-    expect(seriesAreRows({ includeSessionId: true, project: "none" })).toBe(false);
+  it("applies to rows where a series is one row; elsewhere the series fold by their exported key", () => {
+    const repositoryOf = () => ({ series: {}, all: {} });
+    expect(foldKeyOf({ includeSessionId: true, project: "path" })).toBeUndefined();
+    // The repository is a function of the path: still one row per series.
+    expect(foldKeyOf({ includeSessionId: true, project: "path", repositoryOf })).toBeUndefined();
+    // The GenAI histograms carry no cline.project: without a repository they never group by it.
+    expect(foldKeyOf({ includeSessionId: false, project: "path" })).toEqual({
+      drop: ["session_id"],
+      tables: { genai: { drop: ["session_id", "project"] } },
+    });
+    expect(foldKeyOf({ includeSessionId: true, project: "none" })).toEqual({
+      drop: ["project"],
+      tables: { genai: { drop: ["project"] } },
+    });
+    expect(foldKeyOf({ includeSessionId: false, project: "none" })).toMatchObject({
+      drop: ["session_id", "project"],
+    });
+    // With a repository they group by it alone.
+    const withRepo = foldKeyOf({ includeSessionId: false, project: "path", repositoryOf });
+    expect(withRepo?.tables?.genai?.render?.column).toBe("project");
+    expect(withRepo?.tables?.genai?.drop).toEqual(["session_id"]);
+    for (const project of ["basename", "hash"] as const)
+      expect(foldKeyOf({ includeSessionId: true, project })?.render?.column).toBe("project");
+    expect(foldKeyOf({ includeSessionId: true, project: "none", repositoryOf })?.render?.column).toBe(
+      "project",
+    );
   });
 });

@@ -4,12 +4,12 @@
  * within the page size, each acknowledged page kept (the next export resumes after it), the export
  * state committed once the last page is delivered, and ingestion free to commit between two pages.
  */
-import type { DataPoint, Histogram, ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type { ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
 import { POINTS_PER_ROW } from "../../src/export/pages.ts";
-import { SCOPE_NAME } from "../../src/export/producer.ts";
 import { event, observation } from "../helpers/events.ts";
 import { leadDoc, messagesDoc, observe } from "../helpers/signal-docs.ts";
+import { delivered } from "./helpers/delivered.ts";
 import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import { type Harness, harness } from "./helpers/sdk.ts";
 
@@ -34,34 +34,6 @@ function documentSessions(ledger: TempLedger["ledger"], n: number): void {
     const sid = `17960182${String(i).padStart(5, "0")}_pages`;
     ledger.commit(observe(messagesDoc(doc.messages, "lead", sid), `/s/${sid}/${sid}.messages.json`));
   }
-}
-
-/** metric name -> attribute key -> value (sums) or "count/sum" (histograms), with duplicates counted. */
-function delivered(batches: readonly ResourceMetrics[]): {
-  byMetric: Map<string, Map<string, string>>;
-  dups: number;
-} {
-  const byMetric = new Map<string, Map<string, string>>();
-  let dups = 0;
-  for (const b of batches) {
-    for (const sm of b.scopeMetrics) {
-      if (sm.scope.name !== SCOPE_NAME) continue;
-      for (const m of sm.metrics) {
-        let series = byMetric.get(m.descriptor.name);
-        if (series === undefined) {
-          series = new Map();
-          byMetric.set(m.descriptor.name, series);
-        }
-        for (const p of m.dataPoints as DataPoint<number | Histogram>[]) {
-          const key = JSON.stringify(Object.entries(p.attributes).sort());
-          if (series.has(key)) dups++;
-          const v = p.value;
-          series.set(key, typeof v === "number" ? v.toFixed(6) : `${v.count}/${v.sum}/${v.buckets.counts}`);
-        }
-      }
-    }
-  }
-  return { byMetric, dups };
 }
 
 const pointsIn = (b: ResourceMetrics): number =>

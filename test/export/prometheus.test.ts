@@ -71,7 +71,13 @@ describe.runIf(available)("Prometheus exporter scraped by a real Prometheus", ()
     fillLedger(t.ledger, { sessions: 30 });
     const cfg = resolveConfig(
       { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-s", dbDir: "/tmp/unused-d" },
-      { OTEL_METRICS_EXPORTER: "prometheus", OTEL_EXPORTER_PROMETHEUS_PORT: "0", CLINE_OTEL_USER: "" },
+      {
+        OTEL_METRICS_EXPORTER: "prometheus",
+        OTEL_EXPORTER_PROMETHEUS_PORT: "0",
+        CLINE_OTEL_USER: "",
+        // Series by session: the queries below compare them with the ledger's rows.
+        OTEL_METRICS_INCLUDE_SESSION_ID: "true",
+      },
       "/tmp",
       "/tmp",
     );

@@ -5,7 +5,7 @@
  * to client-keyed rows; a fresh ledger has exactly the upgraded one's schema; a failed upgrade
  * leaves the v1 ledger as it was.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -23,6 +23,7 @@ import {
   sampleCompaction,
 } from "../export/helpers/ledger.ts";
 import { call, event, finalObservation } from "../helpers/events.ts";
+import { columnsOf, tablesOf, v1Ledger as v1Ledger1 } from "../helpers/v1-ledger.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -62,44 +63,8 @@ function writeRows(stateDir: string): void {
   db.close();
 }
 
-const tablesOf = (db: Database.Database): string[] =>
-  (
-    db
-      .prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
-      )
-      .all() as { name: string }[]
-  ).map((r) => r.name);
-const columnsOf = (db: Database.Database, table: string): string[] =>
-  (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
-
-/** A v1 ledger (the baseline DDL only) holding the rows of writeRows, copied column by column. */
-function v1Ledger(): string {
-  const source = join(dir, "source");
-  mkdirSync(source);
-  writeRows(source);
-  const target = join(dir, "v1");
-  mkdirSync(target, { mode: 0o700 });
-  const path = join(target, LEDGER_FILE);
-  const db = new Database(path);
-  migrate(
-    db,
-    path,
-    () => 1,
-    () => "unused",
-    MIGRATIONS.slice(0, 1),
-  );
-  db.prepare("ATTACH DATABASE ? AS src").run(join(source, LEDGER_FILE));
-  db.transaction(() => {
-    for (const t of tablesOf(db)) {
-      const cols = columnsOf(db, t).join(", ");
-      db.exec(`DELETE FROM main.${t}; INSERT INTO main.${t} (${cols}) SELECT ${cols} FROM src.${t}`);
-    }
-  })();
-  db.exec("DETACH DATABASE src");
-  db.close();
-  return target;
-}
+/** A v1 ledger (the baseline DDL only) holding the rows of writeRows. */
+const v1Ledger = (): string => v1Ledger1(dir, writeRows);
 
 /** Every table's rows, v1 columns only, in a stable order. */
 function snapshot(db: Database.Database, tables: readonly string[], v1Columns: Map<string, string[]>) {

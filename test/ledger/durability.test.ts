@@ -60,7 +60,7 @@ describe("ledger durability", () => {
     expect(db.pragma("application_id", { simple: true })).toBe(LEDGER_APPLICATION_ID);
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
-    // v2: cline.client in every series key (src/ledger/tables/client-v2.ts).
+    // v2: cline.client in every series key, the folded pass's position (src/ledger/schema.ts).
     expect(SCHEMA_VERSION).toBe(2);
   });
 

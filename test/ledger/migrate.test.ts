@@ -7,6 +7,7 @@ import { LEDGER_FILE, Ledger, LedgerError } from "../../src/ledger/ledger.ts";
 import { ledgerVersion, migrate } from "../../src/ledger/migrate.ts";
 import { LEDGER_APPLICATION_ID, MIGRATIONS } from "../../src/ledger/schema.ts";
 import { event, observation } from "../helpers/events.ts";
+import { v1Ledger } from "../helpers/v1-ledger.ts";
 
 /** What the next schema change could look like: a column with a backfill, and a new table. */
 const SAMPLE_NEXT = `
@@ -80,5 +81,56 @@ describe("ledger migrations (the mechanism kept for the next change)", () => {
     expect(() => Ledger.open(dir)).toThrowError(
       new RegExp(`schema version ${NEXT}, newer than this cline-otel understands \\(${MIGRATIONS.length}\\)`),
     );
+  });
+});
+
+describe("v2: the position of a cumulative pass over folded series (export_backfill.after_key)", () => {
+  it("a v1 ledger with events and a pass in progress upgrades in place; the pass reads back as it was", () => {
+    // Rows of a v1 build: an event and a paged pass by id, in the v1 columns.
+    const v1dir = v1Ledger(dir, (stateDir) => {
+      const l1 = Ledger.open(stateDir);
+      l1.commit(observation([event("a")]));
+      l1.close();
+    });
+    const path = join(v1dir, LEDGER_FILE);
+    const raw = new Database(path);
+    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    raw
+      .prepare(
+        `INSERT INTO export_backfill (exporter, options, started_ms, event_watermark, call_watermark,
+           capture_watermark, compaction_watermark, final_call_watermark, window_start_ns, phase, after_id,
+           delivered, total) VALUES ('x', '{}', 7, 1, 0, 0, 0, 0, '5000000', 'tool', 42, 10, 20)`,
+      )
+      .run();
+    raw.close();
+    const l = Ledger.open(v1dir);
+    expect(l.counts().events).toBe(1);
+    const saved = l.backfills?.get("x");
+    expect(saved).toMatchObject({ phase: "tool", afterId: 42, delivered: 10, total: 20 });
+    expect(saved?.afterKey).toBeUndefined();
+    // A folded pass's composite key round-trips.
+    if (saved) l.backfills?.put({ ...saved, afterKey: ["lead", "/p", "m", "anthropic", "read_files", 1] });
+    expect(l.backfills?.get("x")?.afterKey).toEqual(["lead", "/p", "m", "anthropic", "read_files", 1]);
+    l.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    db.close();
+  });
+
+  it("a fresh ledger has the same export_backfill columns as an upgraded one", () => {
+    const cols = (p: string) => {
+      const db = new Database(p, { readonly: true });
+      const c = db.prepare("SELECT name, type, \"notnull\" FROM pragma_table_info('export_backfill')").all();
+      db.close();
+      return c;
+    };
+    Ledger.open(dir).close();
+    const up = join(dir, "up.sqlite");
+    const v1 = new Database(up);
+    migrate(v1, up, () => 5, fixedId, MIGRATIONS.slice(0, 1));
+    migrate(v1, up, () => 5, fixedId);
+    v1.close();
+    expect(cols(up)).toEqual(cols(join(dir, LEDGER_FILE)));
+    expect(cols(up).map((c) => (c as { name: string }).name)).toContain("after_key");
   });
 });

@@ -63,3 +63,10 @@ export const STATE_TABLES = `
     total                INTEGER NOT NULL
   ) STRICT;
 `;
+
+/**
+ * Ledger v2: where a pass over FOLDED series stands (src/ledger/fold.ts): the last acknowledged
+ * group key as a JSON array (NULL: the pass reads rows by id, after_id). One statement, kept apart
+ * so the v2 step can take other changes beside it.
+ */
+export const EXPORT_BACKFILL_KEY_V2 = "ALTER TABLE export_backfill ADD COLUMN after_key TEXT;";

@@ -1,8 +1,10 @@
 /**
  * The configuration the export tests share: resolved as the CLI resolves it, with directories no
- * test reads, a one-hour metric interval (tests flush by hand), a 1.5 s OTLP timeout and no
- * `user.name` (whoever runs the tests; test/export/teams.test.ts covers it); a test's own
- * variables come last and win.
+ * test reads, a one-hour metric interval (tests flush by hand), a 1.5 s OTLP timeout, no
+ * `user.name` (whoever runs the tests; test/export/teams.test.ts covers it) and `session.id` on
+ * the metric series, so what a backend received compares series by series with the ledger's rows
+ * (the default, off, is tested where it matters: test/export/fold.test.ts, backfill.test.ts,
+ * default-series.test.ts); a test's own variables come last and win.
  */
 import type { Resource } from "@opentelemetry/resources";
 import { type Config, resolveConfig } from "../../../src/config/config.ts";
@@ -17,6 +19,8 @@ export function exportTestConfig(env: Record<string, string>): Config {
       OTEL_METRIC_EXPORT_INTERVAL: "3600000",
       OTEL_EXPORTER_OTLP_TIMEOUT: "1500",
       CLINE_OTEL_USER: "",
+      // The old name: a test's OTEL_METRICS_INCLUDE_SESSION_ID or CLINE_OTEL_INCLUDE_SESSION_ID wins.
+      CLINE_OTEL_INCLUDE_SESSION_ID: "true",
       ...env,
     },
     "/tmp",

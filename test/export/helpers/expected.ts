@@ -10,11 +10,12 @@ import { attrKey } from "./otlp-receiver.ts";
 
 export const priceOf = buildPriceLookup(undefined);
 
-export function expectedTotals(ledger: Ledger): Map<string, Map<string, number>> {
+/** `includeSessionId` false: the series folded without session.id (summed by translate). */
+export function expectedTotals(ledger: Ledger, includeSessionId = true): Map<string, Map<string, number>> {
   const pts = translate(
     ledger.usageSeries(),
     ledger.toolSeries(),
-    { project: "path", includeSessionId: true, priceOf },
+    { project: "path", includeSessionId, priceOf },
     ledger.signals?.toolOutcomes.series() ?? [],
   );
   const out = new Map<string, Map<string, number>>();

@@ -1,0 +1,51 @@
+/**
+ * A ledger of schema v1 (the baseline DDL only, MIGRATIONS[0]) holding rows written by this
+ * build's own code: `write` fills a current ledger, whose rows are then copied column by column
+ * into the v1 tables. For the upgrade tests of every later schema step.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { LEDGER_FILE } from "../../src/ledger/ledger.ts";
+import { migrate } from "../../src/ledger/migrate.ts";
+import { MIGRATIONS } from "../../src/ledger/schema.ts";
+
+export const tablesOf = (db: Database.Database): string[] =>
+  (
+    db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+      )
+      .all() as { name: string }[]
+  ).map((r) => r.name);
+
+export const columnsOf = (db: Database.Database, table: string): string[] =>
+  (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+
+/** `<dir>/v1`, a v1 ledger holding what `write(<dir>/source)` wrote; returns its state dir. */
+export function v1Ledger(dir: string, write: (stateDir: string) => void): string {
+  const source = join(dir, "source");
+  mkdirSync(source);
+  write(source);
+  const target = join(dir, "v1");
+  mkdirSync(target, { mode: 0o700 });
+  const path = join(target, LEDGER_FILE);
+  const db = new Database(path);
+  migrate(
+    db,
+    path,
+    () => 1,
+    () => "unused",
+    MIGRATIONS.slice(0, 1),
+  );
+  db.prepare("ATTACH DATABASE ? AS src").run(join(source, LEDGER_FILE));
+  db.transaction(() => {
+    for (const t of tablesOf(db)) {
+      const cols = columnsOf(db, t).join(", ");
+      db.exec(`DELETE FROM main.${t}; INSERT INTO main.${t} (${cols}) SELECT ${cols} FROM src.${t}`);
+    }
+  })();
+  db.exec("DETACH DATABASE src");
+  db.close();
+  return target;
+}
