@@ -359,6 +359,12 @@ export interface WatchPlan {
   readonly isIndexFile: (name: string) => boolean;
   /** A source (or a file the adapter reads as one) in a source directory. */
   readonly isSourceFile: (name: string) => boolean;
+  /**
+   * A rename onto a source's name (a whole-file rewrite through a temp file) re-reads only that
+   * source when discovery already listed it and it still exists; true: discover again on every
+   * rename (an adapter whose discovery reads something of the renamed file itself). Default false.
+   */
+  readonly renamesRediscover?: boolean;
   /** Further directories whose every change means "discover again". */
   readonly otherDirs?: readonly string[];
 }

@@ -9,6 +9,7 @@
  * (every `sweepIntervalMs` while every directory is watched, every `pollIntervalMs` otherwise)
  * is a full pass: discovery and a stat of every source, in case an event was lost.
  */
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type {
   Adapter,
@@ -60,10 +61,26 @@ interface PassScope {
   rediscover: boolean;
   readonly paths: Set<string>;
   readonly dirs: Set<string>;
+  /** Known sources replaced by a rename: discovery runs only if one of them is gone now. */
+  readonly renamed: Set<string>;
 }
 
 function emptyScope(full: boolean): PassScope {
-  return { full, rediscover: full, paths: new Set(), dirs: new Set() };
+  return { full, rediscover: full, paths: new Set(), dirs: new Set(), renamed: new Set() };
+}
+
+/**
+ * Whether a pass that has a discovery to reuse must run it again: asked for, or a known source that a rename
+ * replaced is not there any more (a rename away, a deletion: the set of sources changed). A
+ * known source renamed onto (a new inode at the same name) needs only its own re-read.
+ */
+export function needsDiscovery(
+  scope: Pick<PassScope, "rediscover" | "renamed">,
+  exists: (path: string) => boolean = existsSync,
+): boolean {
+  if (scope.rediscover) return true;
+  for (const path of scope.renamed) if (!exists(path)) return true;
+  return false;
 }
 
 export interface FailureChanges {
@@ -165,13 +182,14 @@ export class CollectorLoop {
     this.now = opts.now ?? Date.now;
     this.observed = scoped(adapter, {
       discover: async () => {
-        if (this.scope.rediscover || this.lastDiscovery === undefined) {
-          this.lastDiscovery = await adapter.discover();
-          this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
-          return this.lastDiscovery;
+        const last = this.lastDiscovery;
+        if (last !== undefined && !needsDiscovery(this.scope)) {
+          // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
+          return { ...last, listings: [] };
         }
-        // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
-        return { ...this.lastDiscovery, listings: [] };
+        this.lastDiscovery = await adapter.discover();
+        this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
+        return this.lastDiscovery;
       },
       isClean: (source, checkpoint) => this.isClean(source, checkpoint),
     });
@@ -264,6 +282,7 @@ export class CollectorLoop {
     if (e.path !== undefined) this.next.paths.add(e.path);
     // A change of a file no discovery has seen yet: a new source.
     if (e.rediscover || (e.path !== undefined && !this.known.has(e.path))) this.next.rediscover = true;
+    else if (e.renamed === true && e.path !== undefined) this.next.renamed.add(e.path);
     const t = this.now();
     this.burstStart ??= t;
     this.clearTimer("debounce");
@@ -397,5 +416,8 @@ function scoped(
       }
       return adapter.collectIncremental(source, checkpoint);
     },
+    // The same answer without a promise per source (an event pass at 10,000 sources: ~15 ms).
+    unchangedNow: (source, checkpoint) =>
+      hooks.isClean(source, checkpoint) || (adapter.unchangedNow?.(source, checkpoint) ?? false),
   };
 }
