@@ -357,6 +357,12 @@ export interface WatchPlan {
   /** Where the adapter's index lives; a change of an index file means "discover again". */
   readonly indexDir: string;
   readonly isIndexFile: (name: string) => boolean;
+  /**
+   * Asked at each change of an index file: false when discovery needs nothing new from the index
+   * now (every source the last discovery listed already had its entry there), so the change asks
+   * for no discovery; a new source still brings one by its own event. Absent: always true.
+   */
+  readonly needsIndex?: () => boolean;
   /** A source (or a file the adapter reads as one) in a source directory. */
   readonly isSourceFile: (name: string) => boolean;
   /**

@@ -195,6 +195,8 @@ export class DirWatcher {
       else this.opts.onChange({ rediscover: true });
       return;
     }
+    // An index rewritten (2-4 times per request for some agents) that its adapter needs nothing of now.
+    if (i.role === "db" && this.opts.plans[i.plan]?.needsIndex?.() === false) return;
     if (i.role !== "session") {
       this.opts.onChange({ path, rediscover: true });
       return;

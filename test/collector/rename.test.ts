@@ -13,7 +13,7 @@ import type { Adapter } from "../../src/adapter/types.ts";
 import { CollectorLoop, needsDiscovery } from "../../src/collector/loop.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { silentLogger } from "../../src/util/log.ts";
-import { settledRequests, writeTask } from "../adapter/cline-tasks/helpers.ts";
+import { settledRequests, writeHistory, writeTask } from "../adapter/cline-tasks/helpers.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -40,12 +40,16 @@ describe("needsDiscovery", () => {
 });
 
 /** The task adapter over one root, counting discoveries and the sources it was asked about. */
-function watchedTasks(renamesRediscover = false) {
+function watchedTasks(renamesRediscover = false, historyOf = (_ids: readonly string[]) => [] as string[]) {
   const work = mkdtempSync(join(tmpdir(), "loop-rename-"));
   cleanup.push(() => rmSync(work, { recursive: true, force: true }));
   const data = join(work, "data");
   const ids = Array.from({ length: 6 }, (_, i) => String(1_796_000_000_000 + i));
   for (const id of ids) writeTask(data, id, settledRequests(1));
+  writeHistory(
+    data,
+    historyOf(ids).map((id) => ({ id, cwdOnTaskInitialization: `/w/${id}` })),
+  );
   const root: TaskRoot = { path: data, client: "cli", product: "test", foundBy: "test" };
   const inner = createClineTasksAdapter([root]);
   const n = { discovers: 0, looked: [] as string[] };
@@ -124,5 +128,39 @@ describe("CollectorLoop: a rename onto a known source", () => {
     await until("the rewrite's request", () => t.ledger.counts().events === t.ids.length + 1);
     await t.loop.idle();
     expect(t.n.discovers).toBe(1);
+  });
+});
+
+describe("CollectorLoop: taskHistory.json rewritten (with every request)", () => {
+  it("asks for no discovery once every listed task has its entry; does while one has none", async () => {
+    const t = watchedTasks(false, (ids) => ids.slice(1));
+    t.loop.start();
+    await settled(t.loop);
+    t.n.discovers = 0;
+    // The first task has no entry yet: its cwd may come with the next rewrite.
+    writeHistory(
+      t.data,
+      t.ids.map((id) => ({ id, cwdOnTaskInitialization: `/w/${id}` })),
+    );
+    await until("a discovery", () => t.n.discovers === 1);
+    await t.loop.idle();
+    const passes = t.loop.passCount;
+    // Now every task has one: a rewrite (new totals) needs nothing of discovery.
+    writeHistory(
+      t.data,
+      t.ids.map((id) => ({ id, cwdOnTaskInitialization: `/w/${id}`, tokensIn: 5 })),
+    );
+    await sleep(400);
+    await t.loop.idle();
+    expect(t.n.discovers).toBe(1);
+    expect(t.loop.passCount).toBe(passes);
+    // A new task still brings its discovery.
+    writeHistory(
+      t.data,
+      [...t.ids, "1796000000077"].map((id) => ({ id, cwdOnTaskInitialization: `/w/${id}` })),
+    );
+    writeTask(t.data, "1796000000077", settledRequests(1));
+    await until("the new task's request", () => t.ledger.counts().events === t.ids.length + 1);
+    expect(t.n.discovers).toBe(2);
   });
 });

@@ -34,6 +34,8 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   let found: readonly TaskRoot[] = [];
   /** The history entries of the last discovery, per root. */
   let entries: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>> = new Map();
+  /** Roots where the last discovery listed a task without a history entry (its cwd may come). */
+  let entryless: ReadonlySet<string> | undefined;
 
   async function read(source: Source): Promise<Observation> {
     if (basename(source.path) !== UI_MESSAGES)
@@ -79,12 +81,20 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       const d = await discoverTasks(roots, history);
       found = d.found;
       entries = d.history;
+      entryless = new Set(
+        d.sources
+          .map((s) => taskOfPath(s.path))
+          .filter((t) => d.history.get(t.root)?.has(t.taskId) !== true)
+          .map((t) => t.root),
+      );
       return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
     unchangedNow: (source, checkpoint) => unchangedNow(source.path, checkpoint),
     foundRoots: () => found,
     // Every candidate root, found or not: a root created after the start is watched from then on.
-    watchPlans: Object.freeze(roots.map(taskWatchPlan)),
+    watchPlans: Object.freeze(
+      roots.map((r) => taskWatchPlan(r, (root) => entryless === undefined || entryless.has(root))),
+    ),
   };
 }
