@@ -41,16 +41,19 @@ export interface WatchedLoop {
   stop(): Promise<void>;
 }
 
-/** A watching loop (sweep and poll at 10 minutes), after its first passes have settled. */
+/** A watching loop (by default sweep and poll at 10 minutes), after its first passes have settled. */
 export async function startWatchedLoop(
   adapter: Adapter,
   ledger: Ledger,
   plans: readonly WatchPlan[],
+  schedule: { readonly pollIntervalMs: number; readonly sweepIntervalMs?: number } = {
+    pollIntervalMs: 600_000,
+    sweepIntervalMs: 600_000,
+  },
 ): Promise<WatchedLoop> {
   const passes: PassResult[] = [];
   const loop = new CollectorLoop(adapter, ledger, {
-    pollIntervalMs: 600_000,
-    sweepIntervalMs: 600_000,
+    ...schedule,
     logger: silentLogger,
     watch: { plans },
     onPass: (r) => passes.push(r),
