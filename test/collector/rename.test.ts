@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
 import type { TaskRoot } from "../../src/adapter/cline-tasks/types.ts";
-import type { Adapter } from "../../src/adapter/types.ts";
 import { CollectorLoop, needsDiscovery } from "../../src/collector/loop.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { silentLogger } from "../../src/util/log.ts";
 import { settledRequests, writeHistory, writeTask } from "../adapter/cline-tasks/helpers.ts";
+import { countingAdapter } from "./counting.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -52,20 +52,7 @@ function watchedTasks(renamesRediscover = false, historyOf = (_ids: readonly str
   );
   const root: TaskRoot = { path: data, client: "cli", product: "test", foundBy: "test" };
   const inner = createClineTasksAdapter([root]);
-  const n = { discovers: 0, looked: [] as string[] };
-  const adapter: Adapter = {
-    ...inner,
-    discover: () => {
-      n.discovers++;
-      return inner.discover();
-    },
-    collectIncremental: (s, cp) => {
-      n.looked.push(s.path);
-      return inner.collectIncremental(s, cp);
-    },
-    // Every source the pass looks at goes through collectIncremental (counted).
-    unchangedNow: () => false,
-  };
+  const { adapter, n } = countingAdapter(inner);
   const ledger = Ledger.open(join(work, "state"));
   const plans = (inner.watchPlans ?? []).map((p) => ({ ...p, renamesRediscover }));
   const loop = new CollectorLoop(adapter, ledger, {
