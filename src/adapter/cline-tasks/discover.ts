@@ -3,7 +3,7 @@
  * exists. Only that file name is ever listed as a source: the temp files of a whole-file rewrite
  * (`ui_messages.json.tmp.*` and the like), `secrets.json` and `globalState.json` are never opened.
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import type { DiscoverResult, Problem, Source } from "../types.ts";
 import type { HistoryCache, HistoryEntry } from "./history.ts";
@@ -16,6 +16,8 @@ export interface TasksDiscovery extends DiscoverResult {
   readonly found: readonly TaskRoot[];
   /** Each found root's taskHistory.json entries by task id. */
   readonly history: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>>;
+  /** The stat that found each source (the gate of the pass right after may use it: adapter.ts). */
+  readonly stats: ReadonlyMap<string, Stats>;
 }
 
 function errCode(e: unknown): string | undefined {
@@ -31,6 +33,7 @@ export async function discoverTasks(
   const found: TaskRoot[] = [];
   const unlisted: string[] = [];
   const byRoot = new Map<string, ReadonlyMap<string, HistoryEntry>>();
+  const stats = new Map<string, Stats>();
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
     let ids: string[];
@@ -56,14 +59,15 @@ export async function discoverTasks(
     for (const id of ids) {
       const path = join(tasksDir, id, UI_MESSAGES);
       // A task folder without messages yet (just created) is listed once it has them.
-      let present: boolean;
+      let st: Stats | undefined;
       try {
-        present = statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+        st = statSync(path, { throwIfNoEntry: false });
       } catch (e) {
         problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
         continue;
       }
-      if (!present) continue;
+      if (st?.isFile() !== true) continue;
+      stats.set(path, st);
       const project = entries.get(id)?.project;
       sources.push({
         adapterId: CLINE_TASKS_ADAPTER_ID,
@@ -78,6 +82,7 @@ export async function discoverTasks(
     problems,
     found,
     history: byRoot,
+    stats,
     listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
   };
 }
