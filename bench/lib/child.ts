@@ -18,6 +18,7 @@ import { taskRootCandidates } from "../../src/adapter/cline-tasks/paths.ts";
 import type { Adapter } from "../../src/adapter/types.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
+import { applyHeapPolicy } from "../../src/util/heap.ts";
 
 export type ChildTask =
   | { readonly mode: "pass"; readonly clineDir: string; readonly stateDir: string }
@@ -143,5 +144,8 @@ export function runChild(task: ChildTask, nodeFlags: readonly string[] = []): Ch
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const task = JSON.parse(process.argv[2] as string) as ChildTask;
+  // The task bench measures what `cline-otel run` does, which applies the heap policy first
+  // (src/cli/main.ts); the older CLI cases keep the numbers docs/performance.md records for them.
+  if (task.mode === "tasks-pass") applyHeapPolicy();
   process.stdout.write(`${JSON.stringify(await measure(task))}\n`);
 }
