@@ -49,6 +49,8 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
    * discovery) ever gates on them: a stat is at most that synchronous stretch old.
    */
   let discoveryStats: ReadonlyMap<string, Stats> = new Map();
+  /** The last discovery's sources by path: listed again unchanged, they are the same objects. */
+  let previous: ReadonlyMap<string, Source> = new Map();
   /** Roots where the last discovery listed a task without a history entry (its cwd may come). */
   let entryless: ReadonlySet<string> | undefined;
 
@@ -93,7 +95,10 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   return {
     id: CLINE_TASKS_ADAPTER_ID,
     async discover() {
-      const d = await discoverTasks(roots, history);
+      const d = await discoverTasks(roots, history, previous);
+      const byPathNow = new Map<string, Source>();
+      for (const s of d.sources) byPathNow.set(s.path, s);
+      previous = byPathNow;
       found = d.found;
       entries = d.history;
       const stats = d.stats;
@@ -101,12 +106,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       setImmediate(() => {
         if (discoveryStats === stats) discoveryStats = new Map();
       });
-      entryless = new Set(
-        d.sources
-          .map((s) => taskOfPath(s.path))
-          .filter((t) => d.history.get(t.root)?.has(t.taskId) !== true)
-          .map((t) => t.root),
-      );
+      entryless = d.entryless;
       return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
