@@ -70,9 +70,9 @@ function emptyScope(full: boolean): PassScope {
 }
 
 /**
- * Whether a pass that has a discovery to reuse must run it again: asked for, or a known source that a rename
- * replaced is not there any more (a rename away, a deletion: the set of sources changed). A
- * known source renamed onto (a new inode at the same name) needs only its own re-read.
+ * Whether a pass that has a discovery to reuse must run it again: asked for, or a known source
+ * that a rename replaced is not there any more (a rename away, a deletion: the set of sources
+ * changed). A known source renamed onto (a new inode at the same name) needs only its re-read.
  */
 export function needsDiscovery(
   scope: Pick<PassScope, "rediscover" | "renamed">,
