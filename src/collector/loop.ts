@@ -9,7 +9,6 @@
  * (every `sweepIntervalMs` while every directory is watched, every `pollIntervalMs` otherwise)
  * is a full pass: discovery and a stat of every source, in case an event was lost.
  */
-import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type {
   Adapter,
@@ -22,6 +21,7 @@ import type {
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
 import { type PassResult, runPass } from "./pass.ts";
+import { emptyScope, needsDiscovery, type PassScope } from "./scope.ts";
 import { DirWatcher, type WatchEvent, type WatchPlan } from "./watch.ts";
 
 export interface LoopOptions {
@@ -52,36 +52,6 @@ export interface LoopOptions {
 
 /** The safety-net sweep while everything is watched: a lost event costs at most this long. */
 export const SWEEP_INTERVAL_MS = 60_000;
-
-/** What the next pass must look at; built from watch events, consumed by one pass. */
-interface PassScope {
-  /** A full pass: discovery and a stat of every source (first pass, sweeps, requestPass()). */
-  full: boolean;
-  /** Run discovery again (the set of sources may have changed). */
-  rediscover: boolean;
-  readonly paths: Set<string>;
-  readonly dirs: Set<string>;
-  /** Known sources replaced by a rename: discovery runs only if one of them is gone now. */
-  readonly renamed: Set<string>;
-}
-
-function emptyScope(full: boolean): PassScope {
-  return { full, rediscover: full, paths: new Set(), dirs: new Set(), renamed: new Set() };
-}
-
-/**
- * Whether a pass that has a discovery to reuse must run it again: asked for, or a known source
- * that a rename replaced is not there any more (a rename away, a deletion: the set of sources
- * changed). A known source renamed onto (a new inode at the same name) needs only its re-read.
- */
-export function needsDiscovery(
-  scope: Pick<PassScope, "rediscover" | "renamed">,
-  exists: (path: string) => boolean = existsSync,
-): boolean {
-  if (scope.rediscover) return true;
-  for (const path of scope.renamed) if (!exists(path)) return true;
-  return false;
-}
 
 export interface FailureChanges {
   readonly next: Map<string, Problem>;
