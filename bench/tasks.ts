@@ -1,165 +1,227 @@
 /**
- * Task-format benchmark: `npx tsx bench/tasks.ts [--tasks N]` (not part of npm test).
+ * Task-format benchmark against the CLI adapter's targets (docs/performance.md):
+ * `npx tsx bench/tasks.ts [--tasks N] [--reps R] [--idle-seconds S]` (not part of npm test).
  *
- * N (default 10,000) task folders of `ui_messages.json` (12 requests each, with a realistic
- * request text inside every api_req_started, tool and command messages between them) and
- * `task_metadata.json` (20 files in context, one host entry), in one run:
- *   backfill: a full collection (runPass of the task adapter into a fresh ledger)
- *     vs raw readFileSync of the same files  vs  readFileSync + JSON.parse + JSON.parse of each text;
- *   the task_metadata.json scans alone (cline.client's share of the backfill);
- *   idle: a pass with nothing changed  vs  a readdir + stat walk of the same folders.
- * Prints ratios measured side by side (absolute times on a shared machine mean little).
+ * N (default 10,000) task folders (bench/lib/task-corpus.ts: 12 requests each, a realistic request
+ * text inside every api_req_started, tool and command messages, a taskHistory.json), in one run:
+ *   backfill: a full collection in a child process (wall time, peak RSS) vs a child reading the
+ *             same files raw, warm and (where dd can evict) cold, interleaved; and vs readFileSync +
+ *             JSON.parse of each file and of each request's inner text (the `report` row's naive);
+ *   idle:     a pass with nothing changed vs a readdir + stat walk of the same folders, interleaved;
+ *   pickup:   the daemon's loop (both adapters, watching): an old task rewritten by temp file + rename
+ *             and a new task's first document, until the pass that read it ends;
+ *   daemon:   passes per minute of that loop left alone for S seconds (default 65; 0 skips).
+ * Prints ONE table: each measured value, its baseline, the ratio and the CLI's target.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClineTasksAdapter } from "../src/adapter/cline-tasks/adapter.ts";
-import { readTaskHosts } from "../src/adapter/cline-tasks/metadata.ts";
-import { taskRootCandidates } from "../src/adapter/cline-tasks/paths.ts";
+import { SWEEP_INTERVAL_MS } from "../src/collector/loop.ts";
 import { runPass } from "../src/collector/pass.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
+import { type ChildResult, runChild } from "./lib/child.ts";
+import { canEvict, evict } from "./lib/page-cache.ts";
+import { atMost, type Row, renderTable } from "./lib/report.ts";
+import { fmt, interleave, MiB, median } from "./lib/stats.ts";
+import {
+  seedTaskCheckpoints,
+  TASK_REQUESTS,
+  taskDir,
+  taskStatWalk,
+  writeTaskCorpus,
+} from "./lib/task-corpus.ts";
+import { daemonSurfaces, startWatchedLoop, timedRename } from "./lib/task-loop.ts";
 
-const REQUESTS = 12;
-const arg = process.argv.indexOf("--tasks");
-const TASKS = arg > 0 ? Number(process.argv[arg + 1]) : 10_000;
-
-function requestText(i: number): string {
-  const lines = Array.from({ length: 40 }, (_, k) => `line ${k} of the "environment" \\ details ${i} é`);
-  return `<task>\nDo the thing ${i}\n</task>\n<environment_details>\n${lines.join("\n")}\n</environment_details>`;
-}
-
-function taskDoc(t: number): string {
-  const mi = { providerId: "anthropic", modelId: "claude-sonnet-4-5", mode: "act" };
-  const msgs: object[] = [{ ts: 1, type: "say", say: "task", text: `task ${t}`, modelInfo: mi }];
-  for (let r = 0; r < REQUESTS; r++) {
-    const ts = 1_796_000_000_000 + t * 1000 + r * 10;
-    const counts = { tokensIn: 100 + r, tokensOut: 10, cacheReads: 1000, cacheWrites: 50, cost: 0.01 };
-    msgs.push({
-      ts,
-      type: "say",
-      say: "api_req_started",
-      text: JSON.stringify({ request: requestText(r), ...counts }),
-      modelInfo: mi,
-    });
-    msgs.push({
-      ts: ts + 1,
-      type: "say",
-      say: "text",
-      text: "I will read the file and then run the tests.",
-      modelInfo: mi,
-    });
-    msgs.push({
-      ts: ts + 2,
-      type: "say",
-      say: "tool",
-      text: JSON.stringify({ tool: "readFile", path: "src/a.ts", content: "x".repeat(500) }),
-    });
-    msgs.push({ ts: ts + 3, type: "say", say: "command", text: "npm test" });
-  }
-  msgs.push({ ts: 2_000_000_000_000, type: "ask", ask: "completion_result", text: "done" });
-  return JSON.stringify(msgs);
-}
-
-function metadataDoc(t: number): string {
-  return JSON.stringify({
-    files_in_context: Array.from({ length: 20 }, (_, k) => ({
-      path: `src/module${k}/file${t}.ts`,
-      record_state: "active",
-      record_source: "read_tool",
-      cline_read_date: 1_796_000_000_000 + k,
-      cline_edit_date: null,
-      user_edit_date: null,
-    })),
-    model_usage: [{ ts: 1, model_id: "claude-sonnet-4-5", model_provider_id: "anthropic", mode: "act" }],
-    environment_history: [
-      { ts: 1, os_name: "linux", os_arch: "x64", host_name: "Cline CLI - Node.js", host_version: "2.18.0" },
-    ],
-  });
-}
-
-function time<T>(f: () => T): { ms: number; value: T } {
-  const t0 = performance.now();
-  const value = f();
-  return { ms: performance.now() - t0, value };
-}
-
-async function timeAsync<T>(f: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t0 = performance.now();
-  const value = await f();
-  return { ms: performance.now() - t0, value };
-}
+const argOf = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const TASKS = argOf("--tasks", 10_000);
+const REPS = argOf("--reps", 2);
+const IDLE_SECONDS = argOf("--idle-seconds", 65);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const work = mkdtempSync(join(tmpdir(), "cline-otel-bench-tasks-"));
 try {
-  const home = join(work, "home");
-  const tasksDir = join(home, ".cline", "data", "tasks");
-  let bytes = 0;
-  for (let t = 0; t < TASKS; t++) {
-    const dir = join(tasksDir, String(1_796_000_000_000 + t));
-    mkdirSync(dir, { recursive: true });
-    const doc = taskDoc(t);
-    bytes += Buffer.byteLength(doc);
-    writeFileSync(join(dir, "ui_messages.json"), doc);
-    const meta = metadataDoc(t);
-    bytes += Buffer.byteLength(meta);
-    writeFileSync(join(dir, "task_metadata.json"), meta);
-  }
-  const ids = readdirSync(tasksDir);
-  const files = ids.map((id) => join(tasksDir, id, "ui_messages.json"));
-  const metas = ids.map((id) => join(tasksDir, id, "task_metadata.json"));
-  const roots = taskRootCandidates({ home, platform: "linux", env: {}, cwd: home });
-  const raw = time(() => {
-    let n = 0;
-    for (const f of [...files, ...metas]) n += readFileSync(f).length;
-    return n;
-  });
-  const naive = time(() => {
-    let n = 0;
-    for (const f of files)
-      for (const m of JSON.parse(readFileSync(f, "utf8")) as { say?: string; text?: string }[])
-        if (m.say === "api_req_started" && m.text !== undefined)
-          n += (JSON.parse(m.text) as { tokensIn: number }).tokensIn;
-    for (const f of metas)
-      n += (JSON.parse(readFileSync(f, "utf8")) as { environment_history: { host_name: string }[] })
-        .environment_history.length;
-    return n;
-  });
-  const ledger = Ledger.open(join(work, "state"));
-  const adapter = createClineTasksAdapter(roots);
-  const pass = await timeAsync(() => runPass(adapter, ledger));
-  const idle = await timeAsync(() => runPass(adapter, ledger));
-  // The share of the backfill that cline.client costs: each task's task_metadata.json scan alone.
-  const hosts = await timeAsync(async () => {
-    let n = 0;
-    for (const id of ids) {
-      const m = await readTaskHosts(join(tasksDir, id));
-      if (m.status === "read") n += m.entries.length;
+  const corpus = writeTaskCorpus(join(work, "home"), TASKS);
+  const rows: Row[] = [];
+  const notes: string[] = [];
+
+  // ---- backfill: child processes, interleaved rounds ----
+  let stateN = 0;
+  const pass = (): ChildResult => {
+    const stateDir = join(work, `state-${stateN++}`);
+    try {
+      const r = runChild({ mode: "tasks-pass", home: corpus.home, stateDir });
+      if (r.events !== corpus.events || r.failed !== 0)
+        throw new Error(`collected ${r.events}/${corpus.events} events, ${r.failed} failed`);
+      return r;
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
     }
-    return n;
-  });
-  if (hosts.value !== TASKS) throw new Error(`read ${hosts.value} host entries, expected ${TASKS}`);
-  const walk = time(() => {
+  };
+  const raw = (): ChildResult => runChild({ mode: "tasks-raw", tasksDir: corpus.tasksDir });
+  const cold = canEvict();
+  const m = {
+    warmPass: [] as ChildResult[],
+    warmRaw: [] as ChildResult[],
+    coldPass: [] as ChildResult[],
+    coldRaw: [] as ChildResult[],
+  };
+  const steps: (() => void)[] = [() => m.warmPass.push(pass()), () => m.warmRaw.push(raw())];
+  if (cold)
+    steps.push(
+      () => {
+        evict(corpus.files, work);
+        m.coldPass.push(pass());
+      },
+      () => {
+        evict(corpus.files, work);
+        m.coldRaw.push(raw());
+      },
+    );
+  raw();
+  for (let r = 0; r < REPS; r++)
+    for (let i = 0; i < steps.length; i++) (steps[(i + r) % steps.length] as () => void)();
+  const ms = (xs: readonly ChildResult[]) => median(xs.map((x) => x.ms));
+  const label = `collect ${TASKS} tasks, ${fmt(corpus.bytes / MiB, 0)} MiB`;
+  for (const [which, p, q] of [
+    ["warm", m.warmPass, m.warmRaw],
+    ["cold", m.coldPass, m.coldRaw],
+  ] as const) {
+    if (p.length === 0) continue;
+    rows.push({
+      case: "backfill",
+      measure: `${label}, ${which} cache`,
+      value: `${fmt(ms(p) / 1000, 2)} s`,
+      baseline: `${fmt(ms(q) / 1000, 2)} s raw read`,
+      ratio: ms(p) / ms(q),
+      ratioOf: "collect / raw",
+      ...atMost(ms(p) / ms(q), 2),
+    });
+  }
+  const naive = (() => {
+    const t0 = performance.now();
     let n = 0;
-    for (const id of readdirSync(tasksDir))
-      n += statSync(join(tasksDir, id, "ui_messages.json")).size > 0 ? 1 : 0;
-    return n;
+    for (const f of corpus.files)
+      for (const msg of JSON.parse(readFileSync(f, "utf8")) as { say?: string; text?: string }[])
+        if (msg.say === "api_req_started" && msg.text !== undefined)
+          n += (JSON.parse(msg.text) as { tokensIn: number }).tokensIn;
+    if (n === 0) throw new Error("naive read found nothing");
+    return performance.now() - t0;
+  })();
+  const warm = ms(m.warmPass);
+  rows.push({
+    case: "backfill",
+    measure: "  per task (warm)",
+    value: `${fmt(warm / TASKS, 2)} ms`,
+    baseline: `${fmt(naive / TASKS, 2)} ms naive (read + JSON.parse x2)`,
+    ratio: warm / naive,
+    ratioOf: "collect / naive",
+    ...atMost(warm / naive, 2),
   });
-  ledger.close();
-  const events = pass.value.eventsAdded;
-  if (events !== TASKS * REQUESTS)
-    throw new Error(`collected ${events} events, expected ${TASKS * REQUESTS}`);
-  const f = (x: number, d = 0) => x.toFixed(d);
+  const all = [...m.warmPass, ...m.coldPass];
+  const peak = Math.max(...all.map((x) => x.maxRssKB)) / 1024;
+  rows.push({
+    case: "backfill",
+    measure: "  peak RSS of the collecting process",
+    value: `${fmt(peak)} MB`,
+    baseline: `${fmt(Math.max(...all.map((x) => x.startRssKB)) / 1024)} MB at start`,
+    target: "<= 200 MB",
+    ok: peak <= 200,
+  });
+  notes.push(
+    `backfill: ${corpus.events} events; runs (s) warm ${m.warmPass.map((x) => fmt(x.ms / 1000, 2)).join(" ")}, raw ${m.warmRaw.map((x) => fmt(x.ms / 1000, 2)).join(" ")}` +
+      (cold
+        ? `; cold ${m.coldPass.map((x) => fmt(x.ms / 1000, 2)).join(" ")}, raw ${m.coldRaw.map((x) => fmt(x.ms / 1000, 2)).join(" ")}`
+        : "; cold runs skipped (no GNU dd with iflag=nocache)"),
+  );
+
+  // ---- idle pass and one rename, in this process on a seeded ledger ----
+  const ledger = Ledger.open(join(work, "state-idle"));
+  try {
+    const adapter = createClineTasksAdapter(corpus.roots);
+    await seedTaskCheckpoints(adapter, ledger);
+    const s = await interleave(
+      {
+        idle: async () => {
+          const r = await runPass(adapter, ledger);
+          if (r.read !== 0 || r.unchanged !== TASKS) throw new Error(`idle pass read ${r.read}`);
+        },
+        walk: () => {
+          if (taskStatWalk(corpus.tasksDir) !== TASKS) throw new Error("stat walk");
+        },
+      },
+      { reps: 7, warmup: 1 },
+    );
+    const idle = median(s.idle);
+    const walk = median(s.walk);
+    rows.push({
+      case: "idle",
+      measure: `idle pass, ${TASKS} tasks`,
+      value: `${fmt(idle, 0)} ms`,
+      baseline: `${fmt(walk, 0)} ms stat walk`,
+      ratio: idle / walk,
+      ratioOf: "pass / stat walk",
+      ...atMost(idle / walk, 2),
+    });
+    notes.push(
+      `idle: runs (ms) idle ${s.idle.map((x) => fmt(x, 0)).join(" ")}, walk ${s.walk.map((x) => fmt(x, 0)).join(" ")}`,
+    );
+
+    // ---- the daemon's loop: pick-up latency, then left alone ----
+    const { adapter: both, discovers } = daemonSurfaces(corpus);
+    const w = await startWatchedLoop(both, ledger, both.watchPlans ?? [], {
+      pollIntervalMs: 5_000,
+      sweepIntervalMs: SWEEP_INTERVAL_MS,
+    });
+    try {
+      const old: number[] = [];
+      const fresh: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const t = (i * 7919 + 13) % TASKS;
+        old.push((await timedRename(w, corpus, discovers, t, TASK_REQUESTS + 1 + i)).latencyMs);
+        mkdirSync(taskDir(corpus, TASKS + i), { recursive: true });
+        await sleep(200); // the task folder first, its first messages a moment later
+        fresh.push((await timedRename(w, corpus, discovers, TASKS + i, 1)).latencyMs);
+      }
+      for (const [measure, xs] of [
+        ["daemon: an old task rewritten (temp file + rename)", old],
+        ["  a new task's first document", fresh],
+      ] as const) {
+        rows.push({
+          case: "pickup",
+          measure,
+          value: `${fmt(median(xs), 0)} ms`,
+          baseline: `max ${fmt(Math.max(...xs), 0)} ms`,
+          target: "< 1000 ms",
+          ok: median(xs) < 1000,
+        });
+      }
+      if (IDLE_SECONDS > 0) {
+        await w.loop.idle();
+        const before = w.passes.length;
+        await sleep(IDLE_SECONDS * 1000);
+        const perMin = ((w.passes.length - before) * 60) / IDLE_SECONDS;
+        rows.push({
+          case: "daemon",
+          measure: `idle daemon loop, ${TASKS} tasks watched, ${IDLE_SECONDS} s`,
+          value: `${fmt(perMin, 1)} passes/min`,
+          baseline: `sweep every ${SWEEP_INTERVAL_MS / 1000} s`,
+          target: "<= 2",
+          ok: perMin <= 2,
+        });
+      }
+    } finally {
+      await w.stop();
+    }
+  } finally {
+    ledger.close();
+  }
   process.stdout.write(
-    [
-      `task format: ${TASKS} tasks, ${TASKS * REQUESTS} requests, ${f(bytes / 2 ** 20)} MiB`,
-      `backfill pass      ${f(pass.ms)} ms  (${f((TASKS * REQUESTS) / (pass.ms / 1000))} events/s)`,
-      `raw readFileSync   ${f(raw.ms)} ms   pass / raw = ${f(pass.ms / raw.ms, 2)}`,
-      `JSON.parse twice   ${f(naive.ms)} ms   pass / naive = ${f(pass.ms / naive.ms, 2)}`,
-      `task_metadata scan ${f(hosts.ms)} ms   metadata / pass = ${f(hosts.ms / pass.ms, 3)}`,
-      `idle pass          ${f(idle.ms)} ms   (${idle.value.eventsAdded} events added)`,
-      `readdir+stat walk  ${f(walk.ms)} ms   idle / walk = ${f(idle.ms / walk.ms, 2)}`,
-      "",
-    ].join("\n"),
+    `task format: ${TASKS} tasks, ${corpus.events} requests, ${fmt(corpus.bytes / MiB)} MiB; targets: the CLI adapter's (docs/performance.md)\n` +
+      `${renderTable(rows)}\n${notes.join("\n")}\n`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -3,6 +3,8 @@
  * its own: `node --import tsx bench/lib/child.ts '<json task>'` prints one JSON line.
  *   {"mode":"pass","clineDir":D,"stateDir":S}  a full collection (runPass) into the ledger in S
  *   {"mode":"raw","sessionsDir":D}              the floor: walk the tree, read every document raw
+ *   {"mode":"tasks-pass","home":H,"stateDir":S} a full collection of the task-format roots of H
+ *   {"mode":"tasks-raw","tasksDir":D}           the floor: every task's ui_messages.json read raw
  */
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync, readdirSync, readSync } from "node:fs";
@@ -11,12 +13,18 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
+import { taskRootCandidates } from "../../src/adapter/cline-tasks/paths.ts";
+import type { Adapter } from "../../src/adapter/types.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
+import { applyHeapPolicy } from "../../src/util/heap.ts";
 
 export type ChildTask =
   | { readonly mode: "pass"; readonly clineDir: string; readonly stateDir: string }
-  | { readonly mode: "raw"; readonly sessionsDir: string };
+  | { readonly mode: "raw"; readonly sessionsDir: string }
+  | { readonly mode: "tasks-pass"; readonly home: string; readonly stateDir: string }
+  | { readonly mode: "tasks-raw"; readonly tasksDir: string };
 
 export interface ChildResult {
   readonly ms: number;
@@ -47,9 +55,18 @@ export function listDocuments(sessionsDir: string): string[] {
 
 /** Reads every document in 2 MiB chunks into one reused buffer: what any reader must at least do. */
 export function readAllRaw(sessionsDir: string): { documents: number; bytes: number } {
+  return readFilesRaw(listDocuments(sessionsDir));
+}
+
+/** Every task folder's ui_messages.json of a tasks dir. */
+export function listTaskDocuments(tasksDir: string): string[] {
+  return readdirSync(tasksDir).map((id) => join(tasksDir, id, "ui_messages.json"));
+}
+
+/** Reads the files in 2 MiB chunks into one reused buffer. */
+export function readFilesRaw(docs: readonly string[]): { documents: number; bytes: number } {
   const buf = Buffer.allocUnsafe(CHUNK);
   let bytes = 0;
-  const docs = listDocuments(sessionsDir);
   for (const p of docs) {
     const fd = openSync(p, "r");
     try {
@@ -67,9 +84,10 @@ export function readAllRaw(sessionsDir: string): { documents: number; bytes: num
 
 async function measure(task: ChildTask): Promise<ChildResult> {
   const startRssKB = process.resourceUsage().maxRSS;
-  if (task.mode === "raw") {
+  if (task.mode === "raw" || task.mode === "tasks-raw") {
     const t = performance.now();
-    const r = readAllRaw(task.sessionsDir);
+    const r =
+      task.mode === "raw" ? readAllRaw(task.sessionsDir) : readFilesRaw(listTaskDocuments(task.tasksDir));
     const ms = performance.now() - t;
     return {
       ms,
@@ -83,10 +101,14 @@ async function measure(task: ChildTask): Promise<ChildResult> {
       problems: 0,
     };
   }
-  const paths = resolveClinePaths({ clineDir: task.clineDir }, {}, task.clineDir, task.clineDir);
   const ledger = Ledger.open(task.stateDir);
   try {
-    const adapter = createClineAdapter(paths);
+    const adapter: Adapter =
+      task.mode === "pass"
+        ? createClineAdapter(resolveClinePaths({ clineDir: task.clineDir }, {}, task.clineDir, task.clineDir))
+        : createClineTasksAdapter(
+            taskRootCandidates({ home: task.home, platform: "linux", env: {}, cwd: task.home }),
+          );
     const t = performance.now();
     const r = await runPass(adapter, ledger);
     const ms = performance.now() - t;
@@ -122,5 +144,8 @@ export function runChild(task: ChildTask, nodeFlags: readonly string[] = []): Ch
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const task = JSON.parse(process.argv[2] as string) as ChildTask;
+  // The task bench measures what `cline-otel run` does, which applies the heap policy first
+  // (src/cli/main.ts); the older CLI cases keep the numbers docs/performance.md records for them.
+  if (task.mode === "tasks-pass") applyHeapPolicy();
   process.stdout.write(`${JSON.stringify(await measure(task))}\n`);
 }

@@ -359,8 +359,20 @@ export interface WatchPlan {
   /** Where the adapter's index lives; a change of an index file means "discover again". */
   readonly indexDir: string;
   readonly isIndexFile: (name: string) => boolean;
+  /**
+   * Asked at each change of an index file: false when discovery needs nothing new from the index
+   * now (every source the last discovery listed already had its entry there), so the change asks
+   * for no discovery; a new source still brings one by its own event. Absent: always true.
+   */
+  readonly needsIndex?: () => boolean;
   /** A source (or a file the adapter reads as one) in a source directory. */
   readonly isSourceFile: (name: string) => boolean;
+  /**
+   * A rename onto a source's name (a whole-file rewrite through a temp file) re-reads only that
+   * source when discovery already listed it and it still exists; true: discover again on every
+   * rename (an adapter whose discovery reads something of the renamed file itself). Default false.
+   */
+  readonly renamesRediscover?: boolean;
   /** Further directories whose every change means "discover again". */
   readonly otherDirs?: readonly string[];
 }

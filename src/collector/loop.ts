@@ -21,6 +21,7 @@ import type {
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
 import { type PassResult, runPass } from "./pass.ts";
+import { emptyScope, needsDiscovery, type PassScope } from "./scope.ts";
 import { DirWatcher, type WatchEvent, type WatchPlan } from "./watch.ts";
 
 export interface LoopOptions {
@@ -51,20 +52,6 @@ export interface LoopOptions {
 
 /** The safety-net sweep while everything is watched: a lost event costs at most this long. */
 export const SWEEP_INTERVAL_MS = 60_000;
-
-/** What the next pass must look at; built from watch events, consumed by one pass. */
-interface PassScope {
-  /** A full pass: discovery and a stat of every source (first pass, sweeps, requestPass()). */
-  full: boolean;
-  /** Run discovery again (the set of sources may have changed). */
-  rediscover: boolean;
-  readonly paths: Set<string>;
-  readonly dirs: Set<string>;
-}
-
-function emptyScope(full: boolean): PassScope {
-  return { full, rediscover: full, paths: new Set(), dirs: new Set() };
-}
 
 export interface FailureChanges {
   readonly next: Map<string, Problem>;
@@ -165,13 +152,14 @@ export class CollectorLoop {
     this.now = opts.now ?? Date.now;
     this.observed = scoped(adapter, {
       discover: async () => {
-        if (this.scope.rediscover || this.lastDiscovery === undefined) {
-          this.lastDiscovery = await adapter.discover();
-          this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
-          return this.lastDiscovery;
+        const last = this.lastDiscovery;
+        if (last !== undefined && !needsDiscovery(this.scope)) {
+          // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
+          return { ...last, listings: [] };
         }
-        // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
-        return { ...this.lastDiscovery, listings: [] };
+        this.lastDiscovery = await adapter.discover();
+        this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
+        return this.lastDiscovery;
       },
       isClean: (source, checkpoint) => this.isClean(source, checkpoint),
     });
@@ -264,6 +252,7 @@ export class CollectorLoop {
     if (e.path !== undefined) this.next.paths.add(e.path);
     // A change of a file no discovery has seen yet: a new source.
     if (e.rediscover || (e.path !== undefined && !this.known.has(e.path))) this.next.rediscover = true;
+    else if (e.renamed === true && e.path !== undefined) this.next.renamed.add(e.path);
     const t = this.now();
     this.burstStart ??= t;
     this.clearTimer("debounce");
@@ -397,5 +386,8 @@ function scoped(
       }
       return adapter.collectIncremental(source, checkpoint);
     },
+    // The same answer without a promise per source (an event pass at 10,000 sources: ~15 ms).
+    unchangedNow: (source, checkpoint) =>
+      hooks.isClean(source, checkpoint) || (adapter.unchangedNow?.(source, checkpoint) ?? false),
   };
 }

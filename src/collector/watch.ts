@@ -15,6 +15,12 @@ export interface WatchEvent {
    * only `path` needs a look.
    */
   readonly rediscover: boolean;
+  /**
+   * The event was a rename at `path`: a whole-file rewrite through a temp file (a new file, a
+   * new inode) or the file going away. Named for a source file only: when it names a known
+   * source that still exists, re-reading it is enough; otherwise discovery must run.
+   */
+  readonly renamed?: boolean;
 }
 
 export interface WatchOptions {
@@ -189,9 +195,25 @@ export class DirWatcher {
       else this.opts.onChange({ rediscover: true });
       return;
     }
-    // Documents rewritten in place are a "change"; a "rename" is a file appearing or going
-    // (a whole-file rewrite through a temp file is a rename onto the document's name).
-    this.opts.onChange({ path, rediscover: i.role !== "session" || eventType !== "change" });
+    // An index rewritten (2-4 times per request for some agents) that its adapter needs nothing of now.
+    if (i.role === "db" && this.opts.plans[i.plan]?.needsIndex?.() === false) return;
+    if (i.role !== "session") {
+      this.opts.onChange({ path, rediscover: true });
+      return;
+    }
+    // Documents rewritten in place are a "change"; a "rename" is a file appearing or going (a
+    // whole-file rewrite through a temp file is a rename onto the document's name): the loop
+    // tells a known source replaced from a new or vanished one.
+    if (eventType === "change") this.opts.onChange({ path, rediscover: false });
+    else if (this.renamesRediscover(i)) this.opts.onChange({ path, rediscover: true });
+    else this.opts.onChange({ path, rediscover: false, renamed: true });
+  }
+
+  /** Whether the plan of a source directory asked for discovery on every rename (WatchPlan). */
+  private renamesRediscover(i: Interest): boolean {
+    const plans = this.opts.plans;
+    if (i.plan === ANY_PLAN) return plans.some((p) => p.renamesRediscover === true);
+    return plans[i.plan]?.renamesRediscover === true;
   }
 
   /** Which file names in a watched directory matter to one interest. */

@@ -119,6 +119,8 @@ export class ExportPipeline {
     private readonly health: Health | undefined,
     readonly resource: Resource,
     private readonly signals: SignalPipeline,
+    /** TeamOptions.nextPass: the repositories' git files are looked at again after each pass. */
+    private readonly nextPass: () => void,
   ) {}
 
   /** Where Prometheus can scrape, when the prometheus exporter is on. */
@@ -148,7 +150,7 @@ export class ExportPipeline {
     });
     signals.start();
     if (cfg.exporters.length === 0)
-      return new ExportPipeline(undefined, [], undefined, undefined, resource, signals);
+      return new ExportPipeline(undefined, [], undefined, undefined, resource, signals, team.nextPass);
     const readers: IMetricReader[] = [];
     const pushers: Pusher[] = [];
     let onExportFailure: (exporter: string) => void = () => {};
@@ -268,11 +270,12 @@ export class ExportPipeline {
         throw e;
       }
     }
-    return new ExportPipeline(provider, pushers, endpoint, health, resource, signals);
+    return new ExportPipeline(provider, pushers, endpoint, health, resource, signals, team.nextPass);
   }
 
-  /** Counts one collection pass in the health metrics. */
+  /** Counts one collection pass in the health metrics; what is exported next sees the workspaces' git files anew. */
   recordPass(pass: PassResult): void {
+    this.nextPass();
     if (!this.health) return;
     this.health.passes.add(1);
     const byCode = new Map<string, number>();

@@ -1,6 +1,5 @@
 /**
- * The `vcs.*` attributes of a session's workspace (OTel VCS semantic conventions), looked up once
- * per workspace path per process. Only what `parseRemote` rebuilt from host and path is kept: the
+ * The `vcs.*` attributes of a session's workspace (OTel VCS semantic conventions). Only what `parseRemote` rebuilt from host and path is kept: the
  * raw remote URL (credentials and all) never leaves `lookup`.
  */
 import { readGitRemote } from "./git-dir.ts";
@@ -10,7 +9,7 @@ export const VCS_ATTR = {
   url: "vcs.repository.url.full",
   name: "vcs.repository.name",
   owner: "vcs.owner.name",
-  /** The branch HEAD names when cline-otel first reads the workspace (events and spans only). */
+  /** The branch HEAD names when the record is exported (events and spans only). */
   branch: "vcs.ref.head.name",
 } as const;
 
@@ -24,7 +23,10 @@ export interface RepositoryAttributes {
   readonly all: Readonly<Record<string, string>>;
 }
 
-const NONE: RepositoryAttributes = Object.freeze({ series: Object.freeze({}), all: Object.freeze({}) });
+export const NONE: RepositoryAttributes = Object.freeze({
+  series: Object.freeze({}),
+  all: Object.freeze({}),
+});
 
 export type RepositoryLookup = (workspace: string) => RepositoryAttributes;
 
@@ -42,29 +44,4 @@ export function repositoryAttributes(workspace: string): RepositoryAttributes {
   const all: Record<string, string> = { ...series };
   if (remote.branch !== undefined) all[VCS_ATTR.branch] = remote.branch;
   return Object.freeze({ series: Object.freeze(series), all: Object.freeze(all) });
-}
-
-/**
- * A cached lookup (a workspace's repository is read once per process: a series must not change
- * attributes between exports). An unreadable workspace counts as none, reported once through
- * `onError` (the data is still exported, without `vcs.*`).
- */
-export function createRepositoryLookup(
-  onError: (workspace: string, e: unknown) => void,
-  read: (workspace: string) => RepositoryAttributes = repositoryAttributes,
-): RepositoryLookup {
-  const cache = new Map<string, RepositoryAttributes>();
-  return (workspace) => {
-    let hit = cache.get(workspace);
-    if (hit === undefined) {
-      try {
-        hit = read(workspace);
-      } catch (e) {
-        onError(workspace, e);
-        hit = NONE;
-      }
-      cache.set(workspace, hit);
-    }
-    return hit;
-  };
 }

@@ -17,6 +17,7 @@ import { createLogger } from "../../src/util/log.ts";
 import { settledRequests, writeTask } from "../adapter/cline-tasks/helpers.ts";
 import { metricsFor, writeSession } from "../e2e/helpers/sessions.ts";
 import { event, observation } from "../helpers/events.ts";
+import { countingAdapter } from "./counting.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -410,22 +411,7 @@ describe("CollectorLoop with both adapters combined: the task-format roots are w
 });
 
 describe("CollectorLoop: watching drives the work", () => {
-  /** The real adapter, counting discoveries and the sources it was asked to look at (stat). */
-  function counting(inner: Adapter) {
-    const n = { discovers: 0, looked: [] as string[] };
-    const adapter: Adapter = {
-      ...inner,
-      discover: () => {
-        n.discovers++;
-        return inner.discover();
-      },
-      collectIncremental: (s, cp) => {
-        n.looked.push(s.path);
-        return inner.collectIncremental(s, cp);
-      },
-    };
-    return { adapter, n };
-  }
+  const counting = countingAdapter;
   const ids = Array.from({ length: 12 }, (_, i) => `17960000000${String(i).padStart(2, "0")}_s${i}`);
 
   async function settled(loop: CollectorLoop): Promise<void> {

@@ -63,6 +63,14 @@ describe("DirWatcher with several plans", () => {
     await eventually("the rename", () => events.some((e) => e.path === join(dir, "doc.json")));
     await settle();
     expect(events.some((e) => e.path?.includes(".tmp."))).toBe(false);
+    // A rename onto a source: named, marked renamed, no discovery asked for (the loop decides).
+    const renamed = events.filter((e) => e.path === join(dir, "doc.json"));
+    expect(renamed.every((e) => e.renamed === true && !e.rediscover)).toBe(true);
+    // Rewritten in place: a plain change.
+    events.length = 0;
+    writeFileSync(join(dir, "doc.json"), "[]");
+    await eventually("the in-place write", () => events.some((e) => e.path === join(dir, "doc.json")));
+    expect(events.some((e) => e.renamed === true || e.rediscover)).toBe(false);
     // A new source folder of the second plan is watched at once, with a discovery asked for.
     mkdirSync(join(b, "items", "2"));
     await eventually("the new folder", () => events.some((e) => e.path === join(b, "items", "2")));

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findGitFiles, headBranch, remoteUrl } from "../../src/vcs/git-dir.ts";
 import { parseRemote } from "../../src/vcs/remote-url.ts";
-import { createRepositoryLookup, repositoryAttributes } from "../../src/vcs/repository.ts";
+import { repositoryAttributes } from "../../src/vcs/repository.ts";
+import { RepositoryCache } from "../../src/vcs/repository-cache.ts";
 import { treeFingerprint } from "../helpers/tree-hash.ts";
 
 const TOKEN = "ghp_SECRETtoken1234567890";
@@ -145,17 +146,17 @@ describe("a workspace's repository, read-only", () => {
     expect(readdirSync(root)).toEqual(["r"]);
   });
 
-  it("the lookup reads a workspace once, and reports a failure once", () => {
+  it("the lookup reads a workspace once (no pass ended), and reports a failure once", () => {
     let reads = 0;
     const errors: string[] = [];
-    const lookup = createRepositoryLookup(
-      (ws) => errors.push(ws),
-      (ws) => {
+    const { lookup } = new RepositoryCache({
+      onError: (ws) => errors.push(ws),
+      read: (ws) => {
         reads++;
         if (ws === "/bad") throw new Error("EACCES");
         return { series: { "vcs.repository.name": ws }, all: {} };
       },
-    );
+    });
     expect(lookup("/a").series).toEqual({ "vcs.repository.name": "/a" });
     lookup("/a");
     expect(lookup("/bad").series).toEqual({});

@@ -3,9 +3,16 @@
  * Cline CLI 1.x/2.x, JetBrains and the VS Code extension, behind the same Adapter interface as
  * the CLI 3.x adapter. Its keys start with `cline-tasks|`: nothing is deduplicated across the two.
  */
+import type { Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
-import { checkpointOf, collectIfChanged, readWhole, unchangedNow } from "../fingerprint.ts";
+import {
+  checkpointOf,
+  collectIfChanged,
+  readWhole,
+  unchangedNow,
+  unchangedSinceStat,
+} from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
 import { discoverTasks, UI_MESSAGES } from "./discover.ts";
@@ -85,6 +92,17 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     });
     return clientTimeline([], root);
   }
+  /**
+   * The stats the last discovery found its sources by, for the gate of the pass it starts: an
+   * idle pass gates every source synchronously right after discovery, so one stat per task does
+   * for both. Dropped at the next turn of the event loop, so no later pass (the loop reuses a
+   * discovery) ever gates on them: a stat is at most that synchronous stretch old.
+   */
+  let discoveryStats: ReadonlyMap<string, Stats> = new Map();
+  /** The last discovery's sources by path: listed again unchanged, they are the same objects. */
+  let previous: ReadonlyMap<string, Source> = new Map();
+  /** Roots where the last discovery listed a task without a history entry (its cwd may come). */
+  let entryless: ReadonlySet<string> | undefined;
 
   async function read(source: Source): Promise<Observation> {
     if (basename(source.path) !== UI_MESSAGES)
@@ -131,15 +149,29 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   return {
     id: CLINE_TASKS_ADAPTER_ID,
     async discover() {
-      const d = await discoverTasks(roots, history);
+      const d = await discoverTasks(roots, history, previous);
+      const byPathNow = new Map<string, Source>();
+      for (const s of d.sources) byPathNow.set(s.path, s);
+      previous = byPathNow;
       found = d.found;
       entries = d.history;
+      const stats = d.stats;
+      discoveryStats = stats;
+      setImmediate(() => {
+        if (discoveryStats === stats) discoveryStats = new Map();
+      });
+      entryless = d.entryless;
       return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
-    unchangedNow: (source, checkpoint) => unchangedNow(source.path, checkpoint),
+    unchangedNow: (source, checkpoint) => {
+      const s = discoveryStats.get(source.path);
+      return s === undefined ? unchangedNow(source.path, checkpoint) : unchangedSinceStat(checkpoint, s);
+    },
     foundRoots: () => found,
     // Every candidate root, found or not: a root created after the start is watched from then on.
-    watchPlans: Object.freeze(roots.map(taskWatchPlan)),
+    watchPlans: Object.freeze(
+      roots.map((r) => taskWatchPlan(r, (root) => entryless === undefined || entryless.has(root))),
+    ),
   };
 }

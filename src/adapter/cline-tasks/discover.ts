@@ -3,8 +3,8 @@
  * exists. Only that file name is ever listed as a source: the temp files of a whole-file rewrite
  * (`ui_messages.json.tmp.*` and the like), `secrets.json` and `globalState.json` are never opened.
  */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, type Stats, statSync } from "node:fs";
+import { join, sep } from "node:path";
 import type { DiscoverResult, Problem, Source } from "../types.ts";
 import type { HistoryCache, HistoryEntry } from "./history.ts";
 import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
@@ -16,21 +16,32 @@ export interface TasksDiscovery extends DiscoverResult {
   readonly found: readonly TaskRoot[];
   /** Each found root's taskHistory.json entries by task id. */
   readonly history: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>>;
+  /** The stat that found each source (the gate of the pass right after may use it: adapter.ts). */
+  readonly stats: ReadonlyMap<string, Stats>;
+  /** Roots where a listed task has no taskHistory.json entry yet (its cwd may come with one). */
+  readonly entryless: ReadonlySet<string>;
 }
 
 function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException).code;
 }
 
+/**
+ * `previous`: the last discovery's sources by path; one that is listed again with the same hint is
+ * that same object (an idle pass over 10,000 tasks allocates no new Source, and collects less).
+ */
 export async function discoverTasks(
   roots: readonly TaskRoot[],
   history: HistoryCache,
+  previous: ReadonlyMap<string, Source> = new Map(),
 ): Promise<TasksDiscovery> {
   const sources: Source[] = [];
   const problems: Problem[] = [];
   const found: TaskRoot[] = [];
   const unlisted: string[] = [];
   const byRoot = new Map<string, ReadonlyMap<string, HistoryEntry>>();
+  const stats = new Map<string, Stats>();
+  const entryless = new Set<string>();
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
     let ids: string[];
@@ -53,18 +64,28 @@ export async function discoverTasks(
     found.push(root);
     const entries = await history.read(root.path, problems);
     byRoot.set(root.path, entries);
+    // `tasksDir` is normalized and a listed name holds no separator: no join per task.
+    const prefix = `${tasksDir}${sep}`;
     for (const id of ids) {
-      const path = join(tasksDir, id, UI_MESSAGES);
+      const path = `${prefix}${id}${sep}${UI_MESSAGES}`;
       // A task folder without messages yet (just created) is listed once it has them.
-      let present: boolean;
+      let st: Stats | undefined;
       try {
-        present = statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+        st = statSync(path, { throwIfNoEntry: false });
       } catch (e) {
         problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
         continue;
       }
-      if (!present) continue;
-      const project = entries.get(id)?.project;
+      if (st?.isFile() !== true) continue;
+      stats.set(path, st);
+      const entry = entries.get(id);
+      if (entry === undefined) entryless.add(root.path);
+      const project = entry?.project || undefined;
+      const prev = previous.get(path);
+      if (prev !== undefined && prev.hint.project === project) {
+        sources.push(prev);
+        continue;
+      }
       sources.push({
         adapterId: CLINE_TASKS_ADAPTER_ID,
         path,
@@ -78,6 +99,8 @@ export async function discoverTasks(
     problems,
     found,
     history: byRoot,
+    stats,
+    entryless,
     listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
   };
 }

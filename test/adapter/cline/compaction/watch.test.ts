@@ -41,8 +41,10 @@ describe("DirWatcher and compaction files", () => {
       while (!events.some((e) => e.path?.endsWith("1_a.compaction.json")) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));
       }
+      // A rename naming the file: the loop discovers when no discovery listed it yet (a first
+      // compaction), and re-reads only it when one did (test/collector/rename.test.ts).
       expect(events.find((e) => e.path === join(dir, "1_a.compaction.json"))).toMatchObject({
-        rediscover: true,
+        renamed: true,
       });
       expect(events.some((e) => e.path?.endsWith(".tmp-1"))).toBe(false);
     } finally {
