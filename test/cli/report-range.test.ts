@@ -103,6 +103,8 @@ beforeAll(() => {
   unpricedEnv = {
     HOME: makeTree(join(dir, "unpriced"), unpriced).home,
     CLINE_OTEL_STATE_DIR: join(dir, "s3"),
+    // Midday there, as for recentEnv: an hour ago is today whenever the test runs (near 00:00 UTC too).
+    TZ: zone,
   };
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
