@@ -2,22 +2,24 @@
  * The nested scan of an `embedded` string (a JSON document stored as a JSON string, such as
  * Cline's `api_req_started` text): the outer string's raw bytes are unescaped into a byte
  * buffer, piece by piece as the outer scan crosses them, and fed to an inner ScanMachine with
- * the inner schema (made by the outer one). No JS string is ever made of the content; only what the inner schema
+ * the inner schema (made by the outer one). A string the inner schema skips (the request text,
+ * most of the bytes) is not unescaped: its end is found in the raw bytes (embedded-skip.ts). No JS string is ever made of the content; only what the inner schema
  * allow-lists is decoded, as in any scan.
  */
 import { readHex4, simpleEscape } from "./decode.ts";
+import { BadEscape, crossInnerString, type InnerSkip } from "./embedded-skip.ts";
 import { ScanError } from "./errors.ts";
 import { WRONG } from "./schema.ts";
 
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
+const QUOTE = 0x22;
+/** What the inner scan is fed for the closing quote of a string crossed raw (it keeps no reference). */
+const CLOSING_QUOTE = Buffer.from([QUOTE]);
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
-
-/** Thrown by the unescaper: the outer string is malformed, which the outer scan reports. */
-class BadEscape extends Error {}
 
 /**
  * The inner scan: a ScanMachine over the inner schema, made by the outer machine (machine.ts
@@ -26,6 +28,8 @@ class BadEscape extends Error {}
 export interface InnerScan {
   feed(buf: Buffer): void;
   end(): unknown;
+  /** Just after the opening quote of a string the inner schema skips (machine.ts). */
+  inSkippedString(): boolean;
 }
 
 export class EmbeddedScan {
@@ -35,6 +39,9 @@ export class EmbeddedScan {
   /** The start of an escape cut by a chunk boundary (at most `\uXXXX\uXXXX`). */
   private pending: Buffer | null = null;
   private out = Buffer.allocUnsafe(256);
+  /** Inside a skipped inner string (the request text): crossed raw, never unescaped. */
+  private skipping = false;
+  private readonly skip: InnerSkip = { odd: false, cut: -1 };
 
   // A plain field, not a parameter property: the document worker runs this file with Node's type
   // stripping, which does not support them.
@@ -59,37 +66,71 @@ export class EmbeddedScan {
       to = src.length;
       this.pending = null;
     }
-    // Fast path: no escape in the piece, fed as it is (the machine keeps no reference to it).
-    const first = src.indexOf(BACKSLASH, from);
-    if (first < 0 || first >= to) {
-      this.push(src.subarray(from, to));
-      return;
-    }
-    if (this.out.length < to - from) this.out = Buffer.allocUnsafe(Math.max(to - from, this.out.length * 2));
-    const out = this.out;
-    let n = 0;
-    let p = from;
     try {
-      for (;;) {
-        const bs = src.indexOf(BACKSLASH, p);
-        const end = bs < 0 || bs >= to ? to : bs;
-        n += src.copy(out, n, p, end);
-        if (end === to) break;
-        if (!this.unescapeAt(src, bs, to, out, n, last)) {
-          // The escape goes on in the next piece.
-          this.pending = Buffer.from(src.subarray(bs, to));
-          break;
+      let p = from;
+      while (p < to && !this.failed) {
+        if (!this.skipping) {
+          p = this.unescapeRun(src, p, to, last);
+          continue;
         }
-        p = this.read;
-        n = this.written;
+        const q = crossInnerString(src, p, to, last, this.skip);
+        if (q < 0) {
+          if (this.skip.cut >= 0) this.pending = Buffer.from(src.subarray(this.skip.cut, to));
+          return;
+        }
+        this.skipping = false;
+        this.push(CLOSING_QUOTE);
+        p = q;
       }
     } catch (e) {
       if (!(e instanceof BadEscape)) throw e;
       // Skipped strings tolerate bad escapes (machine.ts); here they only end the nested scan.
       this.fail();
-      return;
+    }
+  }
+
+  /**
+   * Unescapes `src[p..to)` into the inner scan up to the first quote that opens a skipped inner
+   * string (then crossed raw by `crossInnerString`); returns where it stopped.
+   */
+  private unescapeRun(src: Buffer, p: number, to: number, last: boolean): number {
+    // Fast path: no escape in the piece, fed as it is (the machine keeps no reference to it).
+    const first = src.indexOf(BACKSLASH, p);
+    if (first < 0 || first >= to) {
+      this.push(src.subarray(p, to));
+      return to;
+    }
+    if (this.out.length < to - p) this.out = Buffer.allocUnsafe(Math.max(to - p, this.out.length * 2));
+    const out = this.out;
+    let n = 0;
+    for (;;) {
+      const bs = src.indexOf(BACKSLASH, p);
+      const end = bs < 0 || bs >= to ? to : bs;
+      n += src.copy(out, n, p, end);
+      if (end === to) break;
+      if (!this.unescapeAt(src, bs, to, out, n, last)) {
+        // The escape goes on in the next piece.
+        this.pending = Buffer.from(src.subarray(bs, to));
+        break;
+      }
+      p = this.read;
+      const quote = this.written === n + 1 && out[n] === QUOTE;
+      n = this.written;
+      if (quote) {
+        // Every quote of the inner document is an escape of the outer string: feed up to it and
+        // ask whether it opened a string the inner schema skips.
+        this.push(out.subarray(0, n));
+        n = 0;
+        if (this.failed) return to;
+        if (this.inner.inSkippedString()) {
+          this.skipping = true;
+          this.skip.odd = false;
+          return p;
+        }
+      }
     }
     this.push(out.subarray(0, n));
+    return to;
   }
 
   /** Where unescapeAt stopped reading `src` and writing `out`. */

@@ -410,6 +410,14 @@ export class ScanMachine {
     this.base += n;
   }
 
+  /**
+   * True between the opening quote of a string that is skipped and its content: the nested scan
+   * (embedded.ts) then finds the closing quote in the outer bytes itself, unescaping nothing.
+   */
+  inSkippedString(): boolean {
+    return this.st === S_STR && this.strMode <= M_SKIP_KEY;
+  }
+
   /** Signals end of input and returns the top-level value. */
   end(): unknown {
     if (this.base === 0) throw new ScanError("empty", 0, this.path, "no bytes");
