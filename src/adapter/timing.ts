@@ -32,7 +32,11 @@ export function durationMs(startMs: number, endMs: number): number | undefined {
   return endMs - startMs;
 }
 
-export type ToolOutcome = "success" | "failure" | "unknown";
+/**
+ * How a tool call ended. `rejected`: the user denied it (it never ran); `failure`: it ran and
+ * failed. Which one an adapter can tell from its files: docs/cline-format.md.
+ */
+export type ToolOutcome = "success" | "failure" | "rejected" | "unknown";
 
 /** A tool result's `is_error`: true is a failure, false or absent a success, anything else unknown. */
 export function toolOutcome(isError: boolean | null): ToolOutcome {
@@ -65,12 +69,19 @@ export type CallEnd =
  */
 export function toolCallEnd(
   call: OpenCall,
-  result: { readonly timestampMs: number; readonly isError: boolean | null } | undefined,
+  result:
+    | { readonly timestampMs: number; readonly isError: boolean | null; readonly outcome?: ToolOutcome }
+    | undefined,
   nowMs: number,
   quietMs: number,
 ): CallEnd {
   if (result !== undefined) {
-    return { final: true, endMs: result.timestampMs, outcome: toolOutcome(result.isError), cancelled: false };
+    return {
+      final: true,
+      endMs: result.timestampMs,
+      outcome: result.outcome ?? toolOutcome(result.isError),
+      cancelled: false,
+    };
   }
   if (!documentQuiet(call.documentLastTsMs, nowMs, quietMs)) return { final: false };
   return {

@@ -4,6 +4,8 @@
  * ever see these shapes, never an agent's raw documents.
  */
 
+import type { ToolOutcome } from "./timing.ts";
+
 /** How the seed's cache rule read one event's cache counts. */
 export type CacheBranch = "subset" | "additive";
 
@@ -108,6 +110,11 @@ export interface ToolResult {
   readonly timestampMs: number;
   /** `is_error`: true = failure; false or absent = success; null = not a boolean (unknown). */
   readonly isError: boolean | null;
+  /**
+   * The outcome when the adapter can tell more than `is_error` (a denial, a failure stored
+   * without `is_error`); absent: `toolOutcome(isError)`.
+   */
+  readonly outcome?: ToolOutcome;
   readonly sourcePath: string;
 }
 
@@ -143,6 +150,50 @@ export interface DocumentSignals {
   readonly lastTsMs: number;
   readonly toolResults: readonly ToolResult[];
   readonly turns: readonly AgentTurn[];
+}
+
+/** Where an edit's approval came from: applied without asking, asked and answered, or not told. */
+export type EditSource = "auto" | "user" | "unknown";
+
+/**
+ * One file edit the agent proposed (a file of a tool call), counted from the edit's own bytes:
+ * no content, command or result is ever decoded, only the path's extension. Emitted once its
+ * decision is known (a call still waiting for its answer emits none yet); the ledger keeps it
+ * exactly once by `editKey`.
+ */
+export interface EditRecord {
+  /** `<callKey>|<n>`: n = the file's index within its call (a patch may touch several files). */
+  readonly editKey: string;
+  /** The ToolCall that proposed it. */
+  readonly callKey: string;
+  /** The paying event's dedup key, or "" when unknown (as ToolCall.usageKey). */
+  readonly usageKey: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  /** The tool as the model named it (`editor`, `apply_patch`, `replace_in_file`, ...). */
+  readonly toolName: string;
+  readonly operation: "create" | "modify" | "delete";
+  /** accepted: applied; rejected: the user denied it; failed: it did not apply (counts no lines). */
+  readonly decision: "accepted" | "rejected" | "failed";
+  readonly source: EditSource;
+  /** From the path's extension only (`typescript`, `python`, ..., `other`; "" when no path). */
+  readonly language: string;
+  /** Lines added and removed as `git diff --numstat` counts them (0 for a failed edit). */
+  readonly linesAdded: number;
+  readonly linesRemoved: number;
+  /**
+   * False when the files do not hold all it changed (a deleted file's lines, what a whole-file
+   * rewrite removed): the counts are what the files say, never a guess.
+   */
+  readonly exact: boolean;
+  /** The proposing message's `ts`. */
+  readonly timestampMs: number;
+  readonly model: string;
+  readonly provider: string;
+  readonly project: string;
+  readonly sourcePath: string;
+  /** As UsageEvent.client. */
+  readonly client?: string;
 }
 
 /** Messages in one captured request, by role (roles outside the four named ones are `other`). */
@@ -298,6 +349,8 @@ export type Observation =
       readonly compactions?: readonly Compaction[];
       /** Tool results, turns and times (messages documents of adapters that read them). */
       readonly signals?: DocumentSignals;
+      /** The file edits whose decision is known (messages documents of adapters that read them). */
+      readonly edits?: readonly EditRecord[];
     }
   | {
       /** The document could not be read whole (torn write, vanished, denied): retry next pass. */
