@@ -231,9 +231,9 @@ export function buildDashboard(): Json {
     });
   }
 
-  /** Per-session panels: session.id is off metric series by default (docs/metrics.md "Cardinality"). */
+  /** Per-session panels: a team's shared backend leaves session.id off metric series (docs/metrics.md "Cardinality"). */
   const NEEDS_SESSION_ID =
-    "Needs OTEL_METRICS_INCLUDE_SESSION_ID=true on cline-otel (off by default, as a shared backend needs; the demo turns it on): without it there is no session_id and this panel shows nothing per session.";
+    "Needs session.id on cline-otel's metric series (the default; a team's shared backend turns it off with OTEL_METRICS_INCLUDE_SESSION_ID=false): without it there is no session_id and this panel shows nothing per session.";
   const RANGE_NOTE =
     "Totals over the dashboard time range. Series first seen inside the range count in full (a new session, or cline-otel's first start over older Cline history).";
   const RATE_NOTE =
@@ -620,7 +620,7 @@ export function buildDashboard(): Json {
     panel(
       "timeseries",
       "Busiest sessions (requests per second)",
-      "The 5 sessions with the highest model-request rate at each point. Needs OTEL_METRICS_INCLUDE_SESSION_ID=true on cline-otel (off by default); without it the lines are per project. A session far above its own normal is what the ClineRunawaySession alert looks for (over 0.5/s and 4 times its median, or over 2/s: the red line is 0.5/s). Seen with the real Cline CLI: a repeating basic compaction looping at 3.3 requests/s.",
+      "The 5 sessions with the highest model-request rate at each point. Needs session.id on the metric series (the default; not with the team setting OTEL_METRICS_INCLUDE_SESSION_ID=false); without it the lines are per project. A session far above its own normal is what the ClineRunawaySession alert looks for (over 0.5/s and 4 times its median, or over 2/s: the red line is 0.5/s). Seen with the real Cline CLI: a repeating basic compaction looping at 3.3 requests/s.",
       g(0, 64, 12, 8),
       [
         target(
