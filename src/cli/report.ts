@@ -7,10 +7,10 @@ import {
   CHECK_LEDGER_OPTION,
   ledgerOpenOptions,
   localConfigFrom,
-  noClineDataMessage,
   summarizeProblems,
   withGlobalOptions,
 } from "./common.ts";
+import { noClineDataMessage } from "./no-data.ts";
 import { createProgress } from "./progress.ts";
 
 export function reportCommand(): Command {

@@ -7,10 +7,10 @@ import {
   CHECK_LEDGER_OPTION,
   configFrom,
   ledgerOpenOptions,
-  noClineDataMessage,
   ReportedError,
   withGlobalOptions,
 } from "./common.ts";
+import { noClineDataMessage } from "./no-data.ts";
 import { createProgress } from "./progress.ts";
 import { packageVersion } from "./version.ts";
 
