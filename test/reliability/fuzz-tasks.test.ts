@@ -43,6 +43,13 @@ interface Case {
   readonly history?: (good: readonly GoodTask[]) => Content;
   /** Per `agent|ts`: the counts a valid entry of the hostile document holds (a counted event must be one). */
   readonly allowed?: ReadonlyMap<string, readonly Counts[]>;
+  /**
+   * The hostile task's `ui_messages.json` is a whole document: whatever its neighbours, it is read
+   * within the two passes (a torn task_metadata.json fails one read, never every read).
+   */
+  readonly whole?: boolean;
+  /** The hostile task's sums when it is exactly known (its own files are good). */
+  readonly badSums?: Counts & { readonly events: number };
 }
 
 interface GoodTask {
@@ -125,8 +132,10 @@ async function check(ledger: Ledger, good: readonly GoodTask[], c: Case): Promis
     }
     if (badRead) stats.badRead++;
     else stats.badFailed++;
+    if (c.whole === true) expect(badRead, "a whole ui_messages.json is read within two passes").toBe(true);
 
     const sums = new Map<string, Counts & { events: number }>();
+    let bad = { events: 0, ...sumCounts([]) };
     for (const row of ledger.iterateEvents()) {
       if (!(row.source_path as string).startsWith(`${root}${sep}`)) continue;
       for (const k of ["input", "output", "cache_read", "cache_write", "total"]) {
@@ -146,6 +155,7 @@ async function check(ledger: Ledger, good: readonly GoodTask[], c: Case): Promis
       const session = row.session_id as string;
       if (session === BAD_ID) {
         stats.badEvents++;
+        bad = { events: bad.events + 1, ...sumCounts([bad, counts]) };
         // Anthropic's rule: an event's components are its entry's counts as written.
         const key = `${row.agent as string}|${row.message_id as string}`;
         if (c.allowed !== undefined)
@@ -155,6 +165,7 @@ async function check(ledger: Ledger, good: readonly GoodTask[], c: Case): Promis
       const s = sums.get(session) ?? { events: 0, ...sumCounts([]) };
       sums.set(session, { events: s.events + 1, ...sumCounts([s, counts]) });
     }
+    if (c.badSums !== undefined) expect(bad).toEqual(c.badSums);
     expect(sums).toEqual(
       new Map(good.map((t) => [t.id, { events: t.requests.length, ...sumCounts(t.requests) }])),
     );
@@ -425,24 +436,28 @@ function hostileDocument(specs: readonly Spec[]): { doc: Json[]; allowed: Map<st
 }
 
 /** The hostile document's top level: the array, or something else in its place. */
-const SHAPES: readonly ((doc: Buffer) => Content)[] = [
-  (d) => d,
-  (d) => d,
-  (d) => d,
-  (d) => d,
-  (d) => d,
-  () => Buffer.from('{"not": "an array"}'),
-  () => Buffer.from("42"),
-  () => Buffer.from("null"),
-  () => Buffer.from('"ui"'),
-  () => Buffer.from(DEEP(200_000)),
-  () => Buffer.alloc(0),
-  (d) => d.subarray(0, Math.floor(d.length / 2)),
-  (d) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), d]),
-  (d) => Buffer.concat([d, Buffer.from(" \n\t ")]),
-  (d) => Buffer.concat([d, Buffer.from("[]")]),
-  () => "dir",
-  () => "loop",
+/**
+ * The hostile document's top level: the array, or something else in its place, and whether the
+ * result is a whole JSON document (`doc`: when the array is).
+ */
+const SHAPES: readonly (readonly [(doc: Buffer) => Content, boolean | "doc"])[] = [
+  [(d) => d, "doc"],
+  [(d) => d, "doc"],
+  [(d) => d, "doc"],
+  [(d) => d, "doc"],
+  [(d) => d, "doc"],
+  [() => Buffer.from('{"not": "an array"}'), true],
+  [() => Buffer.from("42"), true],
+  [() => Buffer.from("null"), true],
+  [() => Buffer.from('"ui"'), true],
+  [() => Buffer.from(DEEP(200_000)), true],
+  [() => Buffer.alloc(0), false],
+  [(d) => d.subarray(0, Math.floor(d.length / 2)), false],
+  [(d) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), d]), "doc"],
+  [(d) => Buffer.concat([d, Buffer.from(" \n\t ")]), "doc"],
+  [(d) => Buffer.concat([d, Buffer.from("[]")]), false],
+  [() => "dir", false],
+  [() => "loop", false],
 ];
 
 const METAS: readonly Content[] = [
@@ -517,8 +532,14 @@ describe("fuzzing the task-format reader", () => {
         const ui = encode(
           goodTaskMessages(1_796_000_000_000, [{ tokensIn: 9, tokensOut: 9, cacheReads: 9, cacheWrites: 9 }]),
         );
+        // The hostile task's own messages are good: beside a broken neighbour file it counts exactly.
+        const badSums = { events: 1, tokensIn: 9, tokensOut: 9, cacheReads: 9, cacheWrites: 9 };
         const c: Case =
-          file === "ui" ? { ui: what } : file === "meta" ? { ui, meta: what } : { ui, history: () => what };
+          file === "ui"
+            ? { ui: what }
+            : file === "meta"
+              ? { ui, meta: what, whole: true, badSums }
+              : { ui, history: () => what, whole: true, badSums };
         await withLedger(`${file}-${what}`, (ledger) => check(ledger, good, c));
       });
 
@@ -561,8 +582,14 @@ describe("fuzzing the task-format reader", () => {
           async (good, specs, shape, meta, history, notJsonTs) => {
             const withTs = notJsonTs === null ? specs : [...specs, { k: "badts" as const, ts: notJsonTs }];
             const { doc, allowed } = hostileDocument(withTs);
-            const ui = (SHAPES[shape] as (d: Buffer) => Content)(encode(doc));
-            await check(ledger, good, { ui, meta: METAS[meta], history: HISTORIES[history], allowed });
+            const [make, whole] = SHAPES[shape] as (typeof SHAPES)[number];
+            await check(ledger, good, {
+              ui: make(encode(doc)),
+              meta: METAS[meta],
+              history: HISTORIES[history],
+              allowed,
+              whole: whole === true || (whole === "doc" && notJsonTs === null),
+            });
           },
         ),
         { numRuns: RUNS_SHAPES, seed: 20261203 },
