@@ -9,6 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineTasksAdapter } from "../../../src/adapter/cline-tasks/adapter.ts";
 import { parseUiMessages, taskMessages } from "../../../src/adapter/cline-tasks/parser.ts";
 import { uiMessagesSchema } from "../../../src/adapter/cline-tasks/schema.ts";
+import { runPass } from "../../../src/collector/pass.ts";
+import { Ledger } from "../../../src/ledger/ledger.ts";
 import { scanBuffer } from "../../../src/scan/scanner.ts";
 import { counts, ROOT, request, say, TASK, writeTask } from "./helpers.ts";
 
@@ -69,5 +71,31 @@ describe("the adapter on a ui_messages.json that holds an object", () => {
     expect(good?.status === "read" && good.events.map((e) => [e.input, e.output])).toEqual([[3, 4]]);
     expect(bad?.status === "read" && bad.problems.map((p) => p.code)).toEqual(["not-a-task-document"]);
     expect(bad?.status === "read" && bad.events).toEqual([]);
+  });
+});
+
+describe("a ts past a Date's range (1e300)", () => {
+  let home: string;
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "cline-tasks-ts-"));
+  });
+  afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+  it("is no time: the request is missing-ts, the pass commits (the ledger refused it before)", async () => {
+    const root = { ...ROOT, path: join(home, "data") };
+    writeTask(root.path, "1", [
+      request(1e300, counts(5, 5)),
+      { ts: 1e300, type: "say", say: "tool", text: JSON.stringify({ tool: "readFile" }) },
+      request(20, counts(3, 4)),
+      say(21, "text", "ok"),
+    ]);
+    const ledger = Ledger.open(join(home, "state"));
+    try {
+      const pass = await runPass(createClineTasksAdapter([root]), ledger);
+      expect(pass.problems.map((p) => p.code)).toContain("missing-ts");
+      expect([...ledger.iterateEvents()].map((e) => [e.ts_ms, e.input, e.output])).toEqual([[20, 3, 4]]);
+    } finally {
+      ledger.close();
+    }
   });
 });
