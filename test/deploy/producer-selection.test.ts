@@ -150,6 +150,8 @@ describe("every shipped query selects cline-otel's producer", () => {
     expect(unselectedProducer('rate(cline_requests_total{cline_otel_producer="cline"}[5m])')).toEqual([
       "cline_requests_total",
     ]);
+    // Deliberately another producer's series (Cline's own, in backends.md) is a choice, not an omission.
+    expect(unselectedProducer('cline_tokens_input_total{cline_otel_producer=""}')).toEqual([]);
     // The idiom with the ignoring clause is still the idiom for the counter-use check.
     expect(
       counterUseViolations(idiom(`cline_cost_usage_total{${P}}`, "cline_cost_usage_total"), () => true),

@@ -206,15 +206,19 @@ function setOperatorBefore(tokens: readonly Token[], i: number): number | undefi
   return undefined;
 }
 
-/** Does the `{...}` after the metric name at `i` match `cline_otel_producer="cline-otel"`? */
+/**
+ * Does the `{...}` after the metric name at `i` choose its producer: `cline_otel_producer="cline-otel"`
+ * (ours), or `cline_otel_producer=""` (deliberately the others', e.g. Cline's own export in the docs)?
+ */
 function selectsProducer(tokens: readonly Token[], i: number): boolean {
   const end = afterSelector(tokens, i);
   for (let k = i + 2; k + 2 < end; k++) {
+    const value = tokens[k + 2];
     if (
       tokens[k]?.text === PRODUCER_LABEL &&
       tokens[k + 1]?.text === "=" &&
-      tokens[k + 2]?.kind === "string" &&
-      tokens[k + 2]?.text === PRODUCER_VALUE
+      value?.kind === "string" &&
+      (value.text === PRODUCER_VALUE || value.text === "")
     )
       return true;
   }
