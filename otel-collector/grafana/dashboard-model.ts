@@ -886,7 +886,7 @@ export function buildDashboard(): Json {
     uid: "cline-otel",
     title: "Cline usage (cline-otel)",
     description:
-      "Tokens, cache, cost and tool use of the Cline CLI, exported by cline-otel. Works with the OpenTelemetry Collector's prometheus exporter and with cline-otel's own Prometheus endpoint (same metric names).",
+      "Tokens, cache, cost and tool use of the Cline CLI, exported by cline-otel. Works with the OpenTelemetry Collector's prometheus exporter and with cline-otel's own Prometheus endpoint (same metric names). Every query reads only cline-otel's series (cline_otel_producer=\"cline-otel\"): Cline's own OpenTelemetry export sends cline_* names too.",
     tags: ["cline", "cline-otel", "llm", "opentelemetry"],
     editable: true,
     graphTooltip: 1,

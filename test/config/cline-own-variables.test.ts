@@ -11,8 +11,17 @@ import { resolveConfig } from "../../src/config/config.ts";
 import { ROOT } from "../helpers/cli.ts";
 import { CLINE_OTEL_VARIABLES } from "../helpers/cline-own-export.ts";
 
-/** The docs' section about Cline's own export names Cline's variables on purpose: not ours. */
+/**
+ * The docs name Cline's variables on purpose where they explain Cline's own export: its section in
+ * docs/backends.md, and any paragraph that links there (the README's). Those mentions are not ours.
+ */
 const CLINE_SECTION = /^## Cline's own OpenTelemetry export$[\s\S]*?(?=^## )/m;
+const aboutCline = (text: string): string =>
+  text
+    .replace(CLINE_SECTION, "")
+    .split(/\n\s*\n/)
+    .filter((paragraph) => !paragraph.includes("#clines-own-opentelemetry-export"))
+    .join("\n\n");
 
 function files(dir: string, keep: (path: string) => boolean): string[] {
   const out: string[] = [];
@@ -35,7 +44,7 @@ function ourVariables(): Map<string, string> {
   ];
   const found = new Map<string, string>();
   for (const path of sources) {
-    const text = readFileSync(path, "utf8").replace(CLINE_SECTION, "");
+    const text = aboutCline(readFileSync(path, "utf8"));
     for (const m of text.matchAll(/\bCLINE_OTEL_[A-Z0-9_]*[A-Z0-9]\b/g))
       if (!found.has(m[0])) found.set(m[0], relative(ROOT, path));
   }
@@ -56,6 +65,16 @@ describe("cline-otel's CLINE_OTEL_* variables and Cline's", () => {
     expect(ours.size).toBeGreaterThan(15);
     const clash = CLINE_OTEL_VARIABLES.filter((v) => ours.has(v)).map((v) => `${v} (${ours.get(v)})`);
     expect(clash).toEqual([]);
+  });
+
+  it("docs/backends.md names every one of Cline's variables as Cline's", () => {
+    const section = CLINE_SECTION.exec(readFileSync(join(ROOT, "docs", "backends.md"), "utf8"))?.[0] ?? "";
+    const row = section.split("\n").find((l) => l.startsWith("| the Cline extension's own export |")) ?? "";
+    const named = new Set(row.match(/CLINE_OTEL_[A-Z0-9_]*[A-Z0-9]/g) ?? []);
+    // `CLINE_OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` / `_ENDPOINT` is written once: expand the short form.
+    for (const m of row.matchAll(/`(CLINE_OTEL_[A-Z0-9_]+)_([A-Z]+)` \/ `_([A-Z]+)`/g))
+      named.add(`${m[1]}_${m[3]}`);
+    expect(CLINE_OTEL_VARIABLES.filter((v) => !named.has(v))).toEqual([]);
   });
 
   it("Cline's variables, all set, change nothing in cline-otel's configuration", () => {
