@@ -43,17 +43,24 @@ export function buildDashboard(): Json {
   const PAY = "cline_request_payload_size";
   const EST = "cline_request_estimated_tokens";
 
+  // Only cline-otel's series (docs/metrics.md "Query convention"): other programs export cline_*
+  // and gen_ai_* names too (Cline's own cline.tool.calls.total is our cline_tool_calls_total).
+  const PRODUCER_LABEL = "cline_otel_producer";
+  const PRODUCER = `${PRODUCER_LABEL}="cline-otel"`;
   function sel(metric: string, extra: string): string {
-    return `${metric}{${extra ? `${extra}, ` : ""}${F}}`;
+    return `${metric}{${PRODUCER}, ${extra ? `${extra}, ` : ""}${F}}`;
   }
 
   // Increase over the window W that also counts series BORN inside the window: a series that did
   // not exist at the window's start contributes everything it counted (it started from zero),
   // one that did contributes increase(). Plain increase() drops a series' first sample, and every
-  // new session (session_id) or first start of cline-otel is such a series.
+  // new session (session_id) or first start of cline-otel is such a series. The window's start is
+  // matched ignoring the producer label and without selecting it: the series of a cline-otel from
+  // before the label are the same series, not newly born ones counted with their whole history.
   function inc(metric: string, extra: string, W: string): string {
     const s = sel(metric, extra);
-    return `(increase(${s}[${W}]) and ${s} offset ${W}) or (last_over_time(${s}[${W}]) unless ${s} offset ${W})`;
+    const before = `ignoring (${PRODUCER_LABEL}) ${metric}{${extra ? `${extra}, ` : ""}${F}} offset ${W}`;
+    return `(increase(${s}[${W}]) and ${before}) or (last_over_time(${s}[${W}]) unless ${before})`;
   }
   function sumBy(by: string, metric: string, extra: string, W: string): string {
     return `sum by (${by}) (${inc(metric, extra, W)})`;
@@ -854,7 +861,7 @@ export function buildDashboard(): Json {
   panels.push(teamRow);
 
   function queryVar(name: string, label: string, labelName: string, deps?: string): Json {
-    const match = deps ? `{${deps}}` : "";
+    const match = `{${PRODUCER}${deps ? `, ${deps}` : ""}}`;
     return {
       name,
       label,
@@ -879,7 +886,7 @@ export function buildDashboard(): Json {
     uid: "cline-otel",
     title: "Cline usage (cline-otel)",
     description:
-      "Tokens, cache, cost and tool use of the Cline CLI, exported by cline-otel. Works with the OpenTelemetry Collector's prometheus exporter and with cline-otel's own Prometheus endpoint (same metric names).",
+      "Tokens, cache, cost and tool use of the Cline CLI, exported by cline-otel. Works with the OpenTelemetry Collector's prometheus exporter and with cline-otel's own Prometheus endpoint (same metric names). Every query reads only cline-otel's series (cline_otel_producer=\"cline-otel\"): Cline's own OpenTelemetry export sends cline_* names too.",
     tags: ["cline", "cline-otel", "llm", "opentelemetry"],
     editable: true,
     graphTooltip: 1,

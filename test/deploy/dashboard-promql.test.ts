@@ -36,7 +36,11 @@ interface Usage {
   readonly compactions?: readonly { readonly strategy: "agentic" | "basic"; readonly reason: string }[];
 }
 
+/** On every point cline-otel exports (src/export/attributes.ts), selected by every shipped query. */
+const PRODUCER: Attrs = { "cline_otel.producer": "cline-otel" };
+
 const lead = (session: string, project: string, model: string, provider: string): Attrs => ({
+  ...PRODUCER,
   "session.id": session,
   "cline.agent": "lead",
   "cline.project": project,
@@ -152,6 +156,7 @@ beforeAll(async () => {
       requests.add(u.requests, u.attrs);
       cost.add(u.cost, u.attrs);
       const chat = {
+        ...PRODUCER,
         "session.id": u.attrs["session.id"] ?? "",
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": u.attrs["gen_ai.request.model"] ?? "",

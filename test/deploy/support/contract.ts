@@ -81,6 +81,8 @@ export const LABELS: Readonly<Record<string, string>> = {
   "team.id": "team_id",
   "user.name": "user_name",
   "vcs.repository.url.full": "vcs_repository_url_full",
+  // on every point (docs/metrics.md "Query convention")
+  "cline_otel.producer": "cline_otel_producer",
   // health counters
   code: "code",
   exporter: "exporter",
