@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
 import { commandKinds } from "../../src/scan/command-kinds.ts";
+import { embeddedField } from "../../src/scan/embedded-field.ts";
 import type { EscapedText } from "../../src/scan/escaped-text.ts";
 import { extensionOf } from "../../src/scan/extension.ts";
 import { languageOf } from "../../src/scan/language.ts";
@@ -49,6 +50,10 @@ results.push(commandKinds(d1("command")), commandKinds(d2("command")));
 results.push(containsPhrase(d1("result"), "The user denied this operation."));
 results.push(containsPhrase(d1("result"), "Canary"));
 for (const p of [d1("path"), d2("path")]) results.push(extensionOf(p), languageOf(extensionOf(p)));
+// the task-format message itself: its content found in place, then counted
+const text = range('"text":"', '"}', 1);
+const content = embeddedField(text, "content");
+results.push(content?.kind === "string" ? searchReplaceBlocks(content.text)?.length : "no content");
 
 const keep: unknown[] = [results];
 if (mode === "control") {

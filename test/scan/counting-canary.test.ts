@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { commandKinds } from "../../src/scan/command-kinds.ts";
+import { embeddedField, textEquals } from "../../src/scan/embedded-field.ts";
 import { extensionOf } from "../../src/scan/extension.ts";
 import { lineCount, textLines } from "../../src/scan/lines.ts";
 import { numstat } from "../../src/scan/numstat.ts";
@@ -92,6 +93,7 @@ describe("the counting core never makes content a string", () => {
       "typescript",
       "py",
       "python",
+      1,
     ]);
   });
 
@@ -133,7 +135,13 @@ describe("the counting core never makes content a string", () => {
         containsPhrase(t, CANARY);
         containsPhrase(t, `"${CANARY}\n`);
         extensionOf(t);
+        const f = embeddedField(t, "content");
+        if (f?.kind === "string") textEquals(f.text, CANARY);
       }
+      const doc = escaped(JSON.stringify({ tool: CANARY, content: body(3), success: false }), 1);
+      const content = embeddedField(doc, "content");
+      expect(content?.kind === "string" && lineCount(content.text)).toBe(3);
+      expect(embeddedField(doc, "success")?.kind).toBe("false");
     } finally {
       traps.forEach(([o, k], i) => {
         (o as Record<string, unknown>)[k] = saved[i];
@@ -153,6 +161,7 @@ describe("the counting core never makes content a string", () => {
       "command-kinds.ts",
       "language.ts",
       "extension.ts",
+      "embedded-field.ts",
     ];
     const decoding =
       /toString\(|TextDecoder|fromCharCode|fromCodePoint|decodeJsonString|JSON\.parse|latin1Slice|utf8Slice/g;
