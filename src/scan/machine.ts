@@ -22,7 +22,8 @@ import type { SkipFn } from "./arena.ts";
 import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
-import type { EnumSchema, ObjectSchema, Schema } from "./schema.ts";
+import { PhraseScan } from "./phrases.ts";
+import type { EnumSchema, ObjectSchema, PhrasesSchema, RawText, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -45,6 +46,8 @@ const M_KEY = 2; // key of an allow-listed object: compared as bytes with the fi
 const M_DECODE = 3; // allow-listed string value
 const M_ENUM = 4; // allow-listed enum value: compared as bytes with its values, never decoded
 const M_EMBED = 5; // a string holding JSON: its bytes feed a nested scan (embedded.ts)
+const M_PHRASE = 6; // skipped, its raw bytes searched for fixed phrases (phrases.ts)
+const M_RAW = 7; // collected raw (still escaped) into a copy, never decoded
 
 // Number sub-states (RFC 8259 grammar); 1, 2, 4 and 7 are the accepting ones.
 const N_MINUS = 0;
@@ -108,6 +111,13 @@ function compileObject(schema: ObjectSchema | EnumSchema): CompiledObject {
   return { names, bytes, schemas, maxRaw: maxLen * 6 };
 }
 
+/** A `raw` string's content as its own copy, `{buf, start, end, depth: 1}`. */
+function rawText(src: Buffer, from: number, to: number): RawText {
+  const buf = new Uint8Array(to - from);
+  buf.set(src.subarray(from, to));
+  return Object.freeze({ buf, start: 0, end: buf.length, depth: 1 as const });
+}
+
 function setField(target: Record<string, unknown>, name: string, v: unknown): void {
   // A plain assignment to "__proto__" would set the prototype; JSON.parse makes an own property.
   if (name === "__proto__")
@@ -122,6 +132,9 @@ export class ScanMachine {
   private enumOf: CompiledObject | null = null;
   /** The nested scan of the string being crossed (M_EMBED). */
   private embed: EmbeddedScan | null = null;
+  /** The phrase search of the string being crossed (M_PHRASE). */
+  private phraseScan: PhraseScan | null = null;
+  private readonly needles = new Map<PhrasesSchema, readonly Buffer[]>();
 
   private st = S_BOM;
   private bomIdx = 0;
@@ -199,6 +212,7 @@ export class ScanMachine {
           if (q < 0) {
             // The string goes on in the next chunk; bsOdd now carries the backslash parity.
             if (this.strMode === M_EMBED) (this.embed as EmbeddedScan).feed(buf, segStart, n, false);
+            else if (this.strMode === M_PHRASE) (this.phraseScan as PhraseScan).feed(buf, segStart, n);
             else if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
             this.carried = true;
             i = n;
@@ -229,6 +243,11 @@ export class ScanMachine {
             } else if (t !== null && t.kind === "embedded") {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
               this.beginString(M_EMBED, i, 0);
+            } else if (t !== null && t.kind === "phrases") {
+              this.phraseScan = new PhraseScan(this.needlesOf(t));
+              this.beginString(M_PHRASE, i, 0);
+            } else if (t !== null && t.kind === "raw") {
+              this.beginString(M_RAW, i, t.maxBytes);
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -415,7 +434,16 @@ export class ScanMachine {
    * (embedded.ts) then finds the closing quote in the outer bytes itself, unescaping nothing.
    */
   inSkippedString(): boolean {
-    return this.st === S_STR && this.strMode <= M_SKIP_KEY;
+    return this.st === S_STR && (this.strMode <= M_SKIP_KEY || this.strMode === M_PHRASE);
+  }
+
+  /**
+   * The phrase search of the skipped string just opened (with inSkippedString), or null: the
+   * nested scan feeds it the raw bytes it crosses, and this machine stores its result at the
+   * closing quote.
+   */
+  skippedPhrases(): PhraseScan | null {
+    return this.st === S_STR && this.strMode === M_PHRASE ? this.phraseScan : null;
   }
 
   /** Signals end of input and returns the top-level value. */
@@ -457,6 +485,15 @@ export class ScanMachine {
       if (run % 2 === 0) return q;
       p = q + 1;
     }
+  }
+
+  private needlesOf(t: PhrasesSchema): readonly Buffer[] {
+    let n = this.needles.get(t);
+    if (n === undefined) {
+      n = t.values.map((v) => Buffer.from(v, "latin1"));
+      this.needles.set(t, n);
+    }
+    return n;
   }
 
   private compile(t: ObjectSchema | EnumSchema): CompiledObject {
@@ -512,6 +549,13 @@ export class ScanMachine {
       this.store(embed.end());
       return this.afterValue();
     }
+    if (mode === M_PHRASE) {
+      const scan = this.phraseScan as PhraseScan;
+      this.phraseScan = null;
+      scan.feed(buf, a, q);
+      this.store(scan.end());
+      return this.afterValue();
+    }
 
     // Collected modes: the content is buf[a..q) or, if it spans chunks, the carry.
     let src = buf;
@@ -546,6 +590,12 @@ export class ScanMachine {
       const idx = this.over ? -1 : this.matchKey(c, src, from, to, srcBase);
       // The schema's own constant: no string is made of the document's bytes.
       this.store(idx < 0 ? WRONG.unlisted : c.names[idx]);
+      return this.afterValue();
+    }
+
+    if (mode === M_RAW) {
+      // A copy: the chunk (or the carry) is reused after this call.
+      this.store(this.over ? WRONG["too-long"] : rawText(src, from, to));
       return this.afterValue();
     }
 

@@ -10,7 +10,9 @@ export type Schema =
   | ObjectSchema
   | ArraySchema
   | EnumSchema
-  | EmbeddedSchema;
+  | EmbeddedSchema
+  | PhrasesSchema
+  | RawSchema;
 
 export interface StringSchema {
   readonly kind: "string";
@@ -58,6 +60,46 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
   readonly inner: I;
 }
 
+/**
+ * A string that is skipped, while its raw (still escaped) bytes are searched for fixed phrases
+ * (phrases.ts): the result is where each phrase occurs, never a byte of the content. A phrase
+ * must be printable ASCII without `"` or `\` and must not start with a letter an escape could
+ * end in, so it is spelled the same in the raw bytes at any escaping depth.
+ */
+export interface PhrasesSchema {
+  readonly kind: "phrases";
+  readonly values: readonly string[];
+}
+
+/**
+ * A string whose raw (still escaped) content bytes are handed over as a copy, `{buf, start,
+ * end, depth: 1}`, for byte-level counting (lines, an extension): never decoded into a JS
+ * string. Longer than `maxBytes` raw bytes: `{wrongType:"too-long"}`.
+ */
+export interface RawSchema {
+  readonly kind: "raw";
+  readonly maxBytes: number;
+}
+
+/** What a `raw` string decodes to: its escaped content bytes, once escaped (a JSON string's). */
+export interface RawText {
+  readonly buf: Uint8Array;
+  readonly start: number;
+  readonly end: number;
+  readonly depth: 1;
+}
+
+/**
+ * What a `phrases` string decodes to: per occurrence, in order, the phrase's index in `values`
+ * and the raw byte offset of its first byte from the start of the string's content.
+ */
+export interface PhraseHits {
+  readonly phrase: readonly number[];
+  readonly at: readonly number[];
+  /** More occurrences than MAX_PHRASE_HITS: the rest were not recorded. */
+  readonly truncated: boolean;
+}
+
 export const DEFAULT_STRING_MAX_BYTES = 1024;
 
 export function str(maxBytes: number = DEFAULT_STRING_MAX_BYTES): StringSchema {
@@ -82,6 +124,23 @@ export function oneOf<const V extends string>(values: readonly V[]): EnumSchema<
 
 export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
   return Object.freeze({ kind: "embedded", inner });
+}
+
+export function phrases<const V extends string>(values: readonly V[]): PhrasesSchema {
+  if (values.length === 0) throw new RangeError("phrases(): at least one phrase");
+  for (const v of values) {
+    // Spelled alike at every escaping depth: no byte a writer escapes, no leading escape letter.
+    if (!/^[\x20-\x7e]+$/.test(v) || /["\\]/.test(v) || /^[bfnrtu/]/.test(v))
+      throw new RangeError(`phrases(): ${JSON.stringify(v)} cannot be matched in raw bytes`);
+  }
+  return Object.freeze({ kind: "phrases", values: Object.freeze([...values]) });
+}
+
+export function raw(maxBytes: number): RawSchema {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
+  }
+  return Object.freeze({ kind: "raw", maxBytes });
 }
 
 export function arr<I extends Schema>(items: I): ArraySchema<I> {
@@ -118,7 +177,11 @@ export type Scanned<S extends Schema> = S extends StringSchema
             ? V | WrongType
             : S extends EmbeddedSchema<infer I>
               ? Scanned<I> | WrongType
-              : never;
+              : S extends PhrasesSchema
+                ? PhraseHits | WrongType
+                : S extends RawSchema
+                  ? RawText | WrongType
+                  : never;
 
 /**
  * A non-enumerable brand, so a decoded object that happens to have an allow-listed
