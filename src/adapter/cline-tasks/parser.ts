@@ -15,8 +15,8 @@ import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type { DocumentSignals, EditRecord, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
 import { answerOutcomes, isErrorOf } from "./answers.ts";
-import { isEditBody, taskEditRecord } from "./edits.ts";
 import { requestKey, subagentUsageKey, taskToolKey, taskTurnKey } from "./dedup.ts";
+import { isEditBody, taskEditRecord } from "./edits.ts";
 import { taskUsageEvent } from "./event.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
 import type { ScannedUiMessages, TaskRoot } from "./types.ts";
@@ -368,7 +368,12 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
   return done();
 
   /** One tool call message: n counts the calls sharing its ts (the key; stable across rewrites). */
-  function addTool(ts: number, how: PendingTool["how"], name: string, body: Record<string, unknown> | undefined) {
+  function addTool(
+    ts: number,
+    how: PendingTool["how"],
+    name: string,
+    body: Record<string, unknown> | undefined,
+  ) {
     const n = toolTs.get(ts) ?? 0;
     toolTs.set(ts, n + 1);
     const t: PendingTool = isEditBody(body) ? { name, ts, n, how, body } : { name, ts, n, how };

@@ -4,7 +4,11 @@
  * text (src/adapter/cline-tasks/answers.ts, docs/cline-format.md §16).
  */
 import { describe, expect, it } from "vitest";
-import { ANSWER_PHRASES, answerOutcomes, HEADER_GAP_BYTES } from "../../../src/adapter/cline-tasks/answers.ts";
+import {
+  ANSWER_PHRASES,
+  answerOutcomes,
+  HEADER_GAP_BYTES,
+} from "../../../src/adapter/cline-tasks/answers.ts";
 import { ask, recorded as c, parse, request, say, tool, type UiMessage } from "./helpers.ts";
 
 const hits = (...pairs: [number, number][]) => ({
@@ -24,7 +28,11 @@ describe("answerOutcomes", () => {
   });
 
   it("a queued call skipped after a denial is rejected, in its place", () => {
-    expect(answerOutcomes(hits([0, 0], [1, H + 1], [3, 80], [3, 200]))).toEqual(["rejected", "rejected", "rejected"]);
+    expect(answerOutcomes(hits([0, 0], [1, H + 1], [3, 80], [3, 200]))).toEqual([
+      "rejected",
+      "rejected",
+      "rejected",
+    ]);
   });
 
   it("a phrase further inside a result (a file that quotes it) decides nothing", () => {
@@ -39,23 +47,37 @@ const answered = (ts: number, ...results: string[]) =>
   request(ts, c(50 + ts, 5), undefined, `${results.join("\n\n")}\n\n<environment_details>...`);
 
 const editAsk = (ts: number, name = "newFileCreated", content = "one\ntwo") =>
-  ask(ts, "tool", JSON.stringify({ tool: name, path: "src/a.ts", content, operationIsLocatedInWorkspace: true }));
+  ask(
+    ts,
+    "tool",
+    JSON.stringify({ tool: name, path: "src/a.ts", content, operationIsLocatedInWorkspace: true }),
+  );
 
 describe("task format: asked calls, failed replaces and their outcomes", () => {
   const run: UiMessage[] = [
     say(1, "task", "t"),
     request(10, c(100, 10)),
     editAsk(11, "editedExistingFile", "------- SEARCH\na\n=======\nb\n+++++++ REPLACE"),
-    answered(20, "[replace_in_file for 'src/a.ts'] Result:\nThe user denied this operation. The file was not updated."),
+    answered(
+      20,
+      "[replace_in_file for 'src/a.ts'] Result:\nThe user denied this operation. The file was not updated.",
+    ),
     editAsk(21),
     answered(30, "[write_to_file for 'src/a.ts'] Result:\nThe content was successfully saved to src/a.ts."),
     ask(31, "command", "git commit -m xREQ_APP"),
     answered(40, "[execute_command for 'git commit -m x'] Result:\nCommand executed."),
     { ...say(41, "diff_error", "src/b.ts"), partial: true },
-    answered(50, "[replace_in_file for 'src/b.ts'] Result:\nThe tool execution failed with the following error:\n<error>"),
+    answered(
+      50,
+      "[replace_in_file for 'src/b.ts'] Result:\nThe tool execution failed with the following error:\n<error>",
+    ),
     tool(51, "readFile"),
     say(52, "command", "ls"),
-    answered(60, "[read_file for 'x'] Result:\nbody", "Skipping tool due to user rejecting a previous tool. [execute_command for 'ls']"),
+    answered(
+      60,
+      "[read_file for 'x'] Result:\nbody",
+      "Skipping tool due to user rejecting a previous tool. [execute_command for 'ls']",
+    ),
     say(61, "text", "done"),
   ];
 
@@ -90,7 +112,9 @@ describe("task format: asked calls, failed replaces and their outcomes", () => {
     const partial = { ...editAsk(21), partial: true };
     const streaming = parse([...run.slice(0, 4), partial]);
     const settled = parse(run);
-    expect(streaming.toolCalls.map((t) => t.callKey)).toEqual(settled.toolCalls.slice(0, 1).map((t) => t.callKey));
+    expect(streaming.toolCalls.map((t) => t.callKey)).toEqual(
+      settled.toolCalls.slice(0, 1).map((t) => t.callKey),
+    );
     expect(settled.toolCalls[1]?.callKey).toMatch(/\|tool\|21\|0$/);
     expect(new Set(settled.toolCalls.map((t) => t.callKey)).size).toBe(settled.toolCalls.length);
   });
