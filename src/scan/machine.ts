@@ -22,7 +22,7 @@ import type { SkipFn } from "./arena.ts";
 import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
-import type { EnumSchema, ObjectSchema, Schema } from "./schema.ts";
+import type { EnumSchema, ObjectSchema, RawBytes, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -45,6 +45,7 @@ const M_KEY = 2; // key of an allow-listed object: compared as bytes with the fi
 const M_DECODE = 3; // allow-listed string value
 const M_ENUM = 4; // allow-listed enum value: compared as bytes with its values, never decoded
 const M_EMBED = 5; // a string holding JSON: its bytes feed a nested scan (embedded.ts)
+const M_RAW = 6; // a `raw` string: its raw (escaped) bytes are copied out, never decoded
 
 // Number sub-states (RFC 8259 grammar); 1, 2, 4 and 7 are the accepting ones.
 const N_MINUS = 0;
@@ -62,6 +63,13 @@ const MAX_NUMBER_BYTES = 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/** `src[a..b)` copied into a Buffer of its own, as a `raw` field's value. */
+function rawBytes(src: Buffer, a: number, b: number): RawBytes {
+  const buf = Buffer.allocUnsafe(b - a);
+  src.copy(buf, 0, a, b);
+  return { buf, start: 0, end: b - a };
+}
 
 /** Marks "nothing to store" (a skipped value under an unknown key). */
 const NOTHING: unique symbol = Symbol("nothing");
@@ -218,7 +226,9 @@ export class ScanMachine {
             break;
           }
           const inSkip = this.skipDepth > 0;
-          const t = inSkip ? null : this.tgt;
+          let t = inSkip ? null : this.tgt;
+          // A value of more than one shape: the schema of the shape met (any other: a WrongType below).
+          if (t !== null && t.kind === "shape") t = c === QUOTE ? t.string : c === 0x5b ? t.array : t;
           if (c === QUOTE) {
             i++;
             if (t !== null && t.kind === "string") {
@@ -229,6 +239,8 @@ export class ScanMachine {
             } else if (t !== null && t.kind === "embedded") {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
               this.beginString(M_EMBED, i, 0);
+            } else if (t !== null && t.kind === "raw") {
+              this.beginString(M_RAW, i, t.maxBytes);
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -539,6 +551,12 @@ export class ScanMachine {
         this.tgt = f.compiled.schemas[idx] as Schema;
       }
       return S_COLON;
+    }
+
+    if (mode === M_RAW) {
+      // A copy: the chunk (or the carry) is reused for the next bytes.
+      this.store(this.over ? WRONG["too-long"] : rawBytes(src, from, to));
+      return this.afterValue();
     }
 
     if (mode === M_ENUM) {

@@ -10,7 +10,9 @@ export type Schema =
   | ObjectSchema
   | ArraySchema
   | EnumSchema
-  | EmbeddedSchema;
+  | EmbeddedSchema
+  | RawSchema
+  | ShapeSchema;
 
 export interface StringSchema {
   readonly kind: "string";
@@ -58,6 +60,36 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
   readonly inner: I;
 }
 
+/**
+ * A string whose content is handed out as its RAW bytes, still escaped, never decoded: a copy of
+ * them in a Buffer (`RawBytes`), for byte-level readers (line counts, phrases, a path's extension:
+ * src/scan's text readers) that must not make a JS string of content. Longer than `maxBytes`:
+ * `{wrongType:"too-long"}`. Inside an `embedded` string the bytes are those of the inner document
+ * (unescaped once by the nested scan).
+ */
+export interface RawSchema {
+  readonly kind: "raw";
+  readonly maxBytes: number;
+}
+
+/** What a `raw` field decodes to: the raw content bytes `buf[start..end)` (a copy, owned by the caller). */
+export interface RawBytes {
+  readonly buf: Buffer;
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * A value that may be stored in more than one shape (Cline CLI 3.x's `tool_result.content` is an
+ * array of objects for most tools and a JSON string for others): the schema of the shape met
+ * is applied; any other shape is a WrongType as usual.
+ */
+export interface ShapeSchema<S extends Schema = Schema, A extends ArraySchema = ArraySchema> {
+  readonly kind: "shape";
+  readonly string: S;
+  readonly array: A;
+}
+
 export const DEFAULT_STRING_MAX_BYTES = 1024;
 
 export function str(maxBytes: number = DEFAULT_STRING_MAX_BYTES): StringSchema {
@@ -84,6 +116,21 @@ export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
   return Object.freeze({ kind: "embedded", inner });
 }
 
+export function raw(maxBytes: number): RawSchema {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
+  }
+  return Object.freeze({ kind: "raw", maxBytes });
+}
+
+/** `string`: applied to a string value (a `str`, `raw`, `oneOf` or `embedded` schema); `array`: to an array. */
+export function shape<S extends Schema, A extends ArraySchema>(alts: {
+  readonly string: S;
+  readonly array: A;
+}): ShapeSchema<S, A> {
+  return Object.freeze({ kind: "shape", string: alts.string, array: alts.array });
+}
+
 export function arr<I extends Schema>(items: I): ArraySchema<I> {
   return Object.freeze({ kind: "array", items });
 }
@@ -104,7 +151,11 @@ export interface WrongType {
   readonly wrongType: WrongTypeKind;
 }
 
-export type Scanned<S extends Schema> = S extends StringSchema
+export type Scanned<S extends Schema> =
+  S extends ShapeSchema<infer SS, infer SA> ? ScannedOne<SS> | ScannedOne<SA> | WrongType : ScannedOne<S>;
+
+/** Every kind but `shape` (its own step: TypeScript's instantiation depth). */
+type ScannedOne<S extends Schema> = S extends StringSchema
   ? string | WrongType
   : S extends NumberSchema
     ? number | WrongType
@@ -118,7 +169,9 @@ export type Scanned<S extends Schema> = S extends StringSchema
             ? V | WrongType
             : S extends EmbeddedSchema<infer I>
               ? Scanned<I> | WrongType
-              : never;
+              : S extends RawSchema
+                ? RawBytes | WrongType
+                : never;
 
 /**
  * A non-enumerable brand, so a decoded object that happens to have an allow-listed
