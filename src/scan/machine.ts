@@ -65,10 +65,10 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /** `src[a..b)` copied into a Buffer of its own, as a `raw` field's value. */
-function rawBytes(src: Buffer, a: number, b: number): RawBytes {
+function rawBytes(src: Buffer, a: number, b: number, truncated: boolean): RawBytes {
   const buf = Buffer.allocUnsafe(b - a);
   src.copy(buf, 0, a, b);
-  return { buf, start: 0, end: b - a };
+  return { buf, start: 0, end: b - a, truncated };
 }
 
 /** Marks "nothing to store" (a skipped value under an unknown key). */
@@ -154,6 +154,7 @@ export class ScanMachine {
   private carried = false; // content spans chunks: collected bytes are in `carry`
   private carryLen = 0;
   private over = false; // collected content exceeded strLimit
+  private rawPrefix = false; // M_RAW: keep the first strLimit bytes of a longer string
   private carry = Buffer.allocUnsafe(256);
   private keyScratch = Buffer.allocUnsafe(64);
 
@@ -241,6 +242,7 @@ export class ScanMachine {
               this.beginString(M_EMBED, i, 0);
             } else if (t !== null && t.kind === "raw") {
               this.beginString(M_RAW, i, t.maxBytes);
+              this.rawPrefix = t.prefix;
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -500,6 +502,8 @@ export class ScanMachine {
     const len = b - a;
     const need = this.carryLen + len;
     if (need > this.strLimit) {
+      // A raw prefix keeps what fits; every other mode only needs to know it is too long.
+      if (this.strMode === M_RAW && this.rawPrefix) this.collect(buf, a, a + (this.strLimit - this.carryLen));
       this.over = true;
       return;
     }
@@ -555,7 +559,9 @@ export class ScanMachine {
 
     if (mode === M_RAW) {
       // A copy: the chunk (or the carry) is reused for the next bytes.
-      this.store(this.over ? WRONG["too-long"] : rawBytes(src, from, to));
+      if (!this.over) this.store(rawBytes(src, from, to, false));
+      else if (!this.rawPrefix) this.store(WRONG["too-long"]);
+      else this.store(rawBytes(src, from, Math.min(to, from + this.strLimit), true));
       return this.afterValue();
     }
 

@@ -70,6 +70,8 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
 export interface RawSchema {
   readonly kind: "raw";
   readonly maxBytes: number;
+  /** A longer string gives its first `maxBytes` raw bytes (`truncated`) instead of `too-long`. */
+  readonly prefix: boolean;
 }
 
 /** What a `raw` field decodes to: the raw content bytes `buf[start..end)` (a copy, owned by the caller). */
@@ -77,6 +79,8 @@ export interface RawBytes {
   readonly buf: Buffer;
   readonly start: number;
   readonly end: number;
+  /** Only the first bytes of a longer string (a `prefix` schema). */
+  readonly truncated: boolean;
 }
 
 /**
@@ -116,11 +120,11 @@ export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
   return Object.freeze({ kind: "embedded", inner });
 }
 
-export function raw(maxBytes: number): RawSchema {
+export function raw(maxBytes: number, opts: { readonly prefix?: boolean } = {}): RawSchema {
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
   }
-  return Object.freeze({ kind: "raw", maxBytes });
+  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true });
 }
 
 /** `string`: applied to a string value (a `str`, `raw`, `oneOf` or `embedded` schema); `array`: to an array. */

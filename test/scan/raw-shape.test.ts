@@ -89,10 +89,11 @@ describe("raw and shape", () => {
   it("scanFile at every chunk size from 1 byte: the same values (a raw string across chunks)", async () => {
     const path = join(dir, "doc.json");
     writeFileSync(path, TEXT);
-    for (const chunkBytes of [1, 2, 3, 5, 7, 16, 64, 1000]) {
-      const r = await scanFile(path, doc, { chunkBytes, skipper: "indexOf" });
-      expect(summary(r.value), `chunk ${chunkBytes}`).toEqual(EXPECTED);
-    }
+    for (const skipper of ["indexOf", "wasm"] as const)
+      for (const chunkBytes of [1, 2, 3, 5, 7, 16, 64, 1000]) {
+        const r = await scanFile(path, doc, { chunkBytes, skipper });
+        expect(summary(r.value), `${skipper}, chunk ${chunkBytes}`).toEqual(EXPECTED);
+      }
   });
 
   it("a raw value is a copy: changing the scanned buffer afterwards changes nothing", () => {
@@ -100,5 +101,24 @@ describe("raw and shape", () => {
     const v = scanBuffer(buf, doc);
     buf.fill(0x20);
     expect(summary(v)).toEqual(EXPECTED);
+  });
+});
+
+describe("raw prefix", () => {
+  const schema = obj({ a: raw(8, { prefix: true }), b: raw(8, { prefix: true }) });
+  const text = JSON.stringify({ a: "File created successfully at: /x", b: "short" });
+
+  it("a longer string gives its first bytes, marked truncated; a short one whole", async () => {
+    const want = { a: ["File cre", true], b: ["short", false] };
+    const show = (v: unknown) => {
+      const o = v as { a: RawBytes; b: RawBytes };
+      return { a: [bytesOf(o.a), o.a.truncated], b: [bytesOf(o.b), o.b.truncated] };
+    };
+    expect(show(scanBuffer(Buffer.from(text), schema))).toEqual(want);
+    const path = join(dir, "prefix.json");
+    writeFileSync(path, text);
+    for (const chunkBytes of [1, 3, 9, 12, 100]) {
+      expect(show((await scanFile(path, schema, { chunkBytes, skipper: "indexOf" })).value)).toEqual(want);
+    }
   });
 });

@@ -6,6 +6,7 @@ import type { DocumentSignals, Problem, SessionHint, ToolCall, ToolResult, Usage
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
 import { CLI_CLIENT } from "./client.ts";
 import { toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
+import { resultOutcome } from "./outcome.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
 
 export interface ParsedDocument {
@@ -231,7 +232,7 @@ function emptySignals(sessionId: string, rootSessionId: string, agent: string): 
 
 /**
  * A user message is either tool results (one per call, docs/cline-format.md §4.1) or a prompt, which opens a
- * new turn. Only the blocks' `tool_use_id` and `is_error` are read.
+ * new turn. Only the blocks' `tool_use_id`, `is_error` and what outcome.ts reads of their JSON are read.
  */
 function readUserMessage(
   rawId: unknown,
@@ -246,7 +247,7 @@ function readUserMessage(
   let results = 0;
   for (const raw of blocks) {
     if (isWrongType(raw)) continue;
-    const b = raw as { type?: unknown; tool_use_id?: unknown; is_error?: unknown };
+    const b = raw as { type?: unknown; tool_use_id?: unknown; is_error?: unknown; content?: unknown };
     if (b.type !== "tool_result") continue;
     results++;
     const toolUseId = text(b.tool_use_id);
@@ -266,6 +267,8 @@ function readUserMessage(
       messageId,
       timestampMs: ts,
       isError: b.is_error === undefined ? false : typeof b.is_error === "boolean" ? b.is_error : null,
+      // A denial, or a failure stored without is_error (a failed edit or command): outcome.ts.
+      outcome: resultOutcome(b.is_error, b.content),
       sourcePath: doc.path,
     });
   }
