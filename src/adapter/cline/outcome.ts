@@ -3,6 +3,7 @@
  * (`{query, result, success}` / `{query, result: "", error}`), the error text matched against fixed
  * phrases as raw bytes, in place: no text of a result becomes a string.
  */
+import { containsPhrase } from "../../scan/phrase.ts";
 import { isWrongType, type RawBytes } from "../../scan/schema.ts";
 import type { ToolOutcome } from "../timing.ts";
 
@@ -19,16 +20,15 @@ export interface ScannedResultJson {
  * session` with `--auto-approve false`). Plain ASCII without a quote or backslash: their raw bytes
  * in a JSON string are their text, so a raw match is exact.
  */
-export const DENIAL_PHRASES: readonly Buffer[] = [
-  Buffer.from("This tool call was rejected by the user", "latin1"),
-  Buffer.from("requires approval in a TTY session", "latin1"),
+export const DENIAL_PHRASES: readonly string[] = [
+  "This tool call was rejected by the user",
+  "requires approval in a TTY session",
 ];
 
-/** The raw bytes hold one of `phrases` (a bounded search of the copy the scan made). */
-export function holdsPhrase(bytes: RawBytes, phrases: readonly Buffer[]): boolean {
-  const piece = bytes.buf.subarray(bytes.start, bytes.end);
-  for (const p of phrases) if (piece.indexOf(p) >= 0) return true;
-  return false;
+/** The raw bytes (a depth-1 text: a string of the result's JSON) hold one of `phrases`. */
+export function holdsPhrase(bytes: RawBytes, phrases: readonly string[]): boolean {
+  const text = { buf: bytes.buf, start: bytes.start, end: bytes.end, depth: 1 as const };
+  return phrases.some((p) => containsPhrase(text, p));
 }
 
 function isRaw(v: unknown): v is RawBytes {
