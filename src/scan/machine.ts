@@ -23,7 +23,7 @@ import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
 import { PhraseScan } from "./phrases.ts";
-import type { EnumSchema, ObjectSchema, PhrasesSchema, RawText, Schema } from "./schema.ts";
+import type { EnumSchema, ObjectSchema, PhrasesSchema, RawBytes, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -46,8 +46,8 @@ const M_KEY = 2; // key of an allow-listed object: compared as bytes with the fi
 const M_DECODE = 3; // allow-listed string value
 const M_ENUM = 4; // allow-listed enum value: compared as bytes with its values, never decoded
 const M_EMBED = 5; // a string holding JSON: its bytes feed a nested scan (embedded.ts)
-const M_PHRASE = 6; // skipped, its raw bytes searched for fixed phrases (phrases.ts)
-const M_RAW = 7; // collected raw (still escaped) into a copy, never decoded
+const M_RAW = 6; // a `raw` string: its raw (escaped) bytes are copied out, never decoded
+const M_PHRASE = 7; // skipped, its raw bytes searched for fixed phrases (phrases.ts)
 
 // Number sub-states (RFC 8259 grammar); 1, 2, 4 and 7 are the accepting ones.
 const N_MINUS = 0;
@@ -65,6 +65,13 @@ const MAX_NUMBER_BYTES = 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/** `src[a..b)` copied into a Buffer of its own, as a `raw` field's value. */
+function rawBytes(src: Buffer, a: number, b: number, truncated: boolean): RawBytes {
+  const buf = Buffer.allocUnsafe(b - a);
+  src.copy(buf, 0, a, b);
+  return { buf, start: 0, end: b - a, truncated };
+}
 
 /** Marks "nothing to store" (a skipped value under an unknown key). */
 const NOTHING: unique symbol = Symbol("nothing");
@@ -111,13 +118,6 @@ function compileObject(schema: ObjectSchema | EnumSchema): CompiledObject {
   return { names, bytes, schemas, maxRaw: maxLen * 6 };
 }
 
-/** A `raw` string's content as its own copy, `{buf, start, end, depth: 1}`. */
-function rawText(src: Buffer, from: number, to: number): RawText {
-  const buf = new Uint8Array(to - from);
-  buf.set(src.subarray(from, to));
-  return Object.freeze({ buf, start: 0, end: buf.length, depth: 1 as const });
-}
-
 function setField(target: Record<string, unknown>, name: string, v: unknown): void {
   // A plain assignment to "__proto__" would set the prototype; JSON.parse makes an own property.
   if (name === "__proto__")
@@ -159,6 +159,7 @@ export class ScanMachine {
   private carried = false; // content spans chunks: collected bytes are in `carry`
   private carryLen = 0;
   private over = false; // collected content exceeded strLimit
+  private rawPrefix = false; // M_RAW: keep the first strLimit bytes of a longer string
   private carry = Buffer.allocUnsafe(256);
   private keyScratch = Buffer.allocUnsafe(64);
 
@@ -232,7 +233,9 @@ export class ScanMachine {
             break;
           }
           const inSkip = this.skipDepth > 0;
-          const t = inSkip ? null : this.tgt;
+          let t = inSkip ? null : this.tgt;
+          // A value of more than one shape: the schema of the shape met (any other: a WrongType below).
+          if (t !== null && t.kind === "shape") t = c === QUOTE ? t.string : c === 0x5b ? t.array : t;
           if (c === QUOTE) {
             i++;
             if (t !== null && t.kind === "string") {
@@ -248,6 +251,7 @@ export class ScanMachine {
               this.beginString(M_PHRASE, i, 0);
             } else if (t !== null && t.kind === "raw") {
               this.beginString(M_RAW, i, t.maxBytes);
+              this.rawPrefix = t.prefix;
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -525,6 +529,8 @@ export class ScanMachine {
     const len = b - a;
     const need = this.carryLen + len;
     if (need > this.strLimit) {
+      // A raw prefix keeps what fits; every other mode only needs to know it is too long.
+      if (this.strMode === M_RAW && this.rawPrefix) this.collect(buf, a, a + (this.strLimit - this.carryLen));
       this.over = true;
       return;
     }
@@ -585,17 +591,19 @@ export class ScanMachine {
       return S_COLON;
     }
 
+    if (mode === M_RAW) {
+      // A copy: the chunk (or the carry) is reused for the next bytes.
+      if (!this.over) this.store(rawBytes(src, from, to, false));
+      else if (!this.rawPrefix) this.store(WRONG["too-long"]);
+      else this.store(rawBytes(src, from, Math.min(to, from + this.strLimit), true));
+      return this.afterValue();
+    }
+
     if (mode === M_ENUM) {
       const c = this.enumOf as CompiledObject;
       const idx = this.over ? -1 : this.matchKey(c, src, from, to, srcBase);
       // The schema's own constant: no string is made of the document's bytes.
       this.store(idx < 0 ? WRONG.unlisted : c.names[idx]);
-      return this.afterValue();
-    }
-
-    if (mode === M_RAW) {
-      // A copy: the chunk (or the carry) is reused after this call.
-      this.store(this.over ? WRONG["too-long"] : rawText(src, from, to));
       return this.afterValue();
     }
 

@@ -5,15 +5,16 @@
  *
  * Written here rather than taken from `diff` (jsdiff): only D is needed, never the script, so Myers'
  * greedy forward pass runs with ONE frontier array (O(|a| + |b|) memory, no path kept), where
- * jsdiff's `diffArrays` keeps a path per diagonal and returns the edit components. Before it, as git's
- * xdiff does, the common prefix and suffix are trimmed and the lines found nowhere on the other side
- * are taken out (each is certainly an insertion or a deletion, so D stays exact), which makes a
- * rewrite of a whole file cost a hash lookup per line.
+ * jsdiff's `diffArrays` keeps a path per diagonal and returns the edit components; and the count must
+ * be git's, whose xdiff prepares the texts first (`kept` below: the common prefix and suffix trimmed,
+ * lines found nowhere on the other side taken out, and git's multi-match rule), which also makes a
+ * rewrite of a whole file cost a hash lookup per line. On what remains xdiff's search is minimal
+ * while the cost stays under its heuristics' threshold (256 edits), and so is this one: above it
+ * git may count a few more lines than a minimal diff, this count does not (documented).
  *
  * Time is bounded: past `budget` steps of the search (a pathological pair: many common lines in a
- * very different order) the counts fall back to the upper bound "every remaining line changed" and
- * `exact` is false. git itself gives up on minimality for costly pairs (xdiff's heuristics), so an
- * exact answer there is not git's answer either.
+ * very different order) the counts fall back to the upper bound "every line between the common
+ * prefix and suffix changed" and `exact` is false.
  */
 import type { Lines } from "./lines.ts";
 
@@ -29,7 +30,7 @@ export const DEFAULT_DIFF_BUDGET = 50_000_000;
 
 /** `git diff --numstat` of `a` -> `b`. */
 export function numstat(a: Lines, b: Lines, budget = DEFAULT_DIFF_BUDGET): NumStat {
-  const [x, y] = intern(a, b);
+  const [x, y, ids] = intern(a, b);
   let lo = 0;
   let hiX = x.length;
   let hiY = y.length;
@@ -38,16 +39,23 @@ export function numstat(a: Lines, b: Lines, budget = DEFAULT_DIFF_BUDGET): NumSt
     hiX--;
     hiY--;
   }
-  const [xs, xOnly] = keepShared(x, lo, hiX, y, lo, hiY);
-  const [ys, yOnly] = keepShared(y, lo, hiY, x, lo, hiX);
+  // Each line's number of occurrences in each WHOLE text (xdiff counts before trimming).
+  const inX = new Int32Array(ids);
+  const inY = new Int32Array(ids);
+  for (const v of x) inX[v] = (inX[v] as number) + 1;
+  for (const v of y) inY[v] = (inY[v] as number) + 1;
+  const xs = kept(x, lo, hiX, inY);
+  const ys = kept(y, lo, hiY, inX);
+  const xOut = hiX - lo - xs.length;
+  const yOut = hiY - lo - ys.length;
   const d = editDistance(xs, ys, budget);
   if (d < 0) return { added: hiY - lo, removed: hiX - lo, exact: false };
   const grow = ys.length - xs.length;
-  return { added: yOnly + (d + grow) / 2, removed: xOnly + (d - grow) / 2, exact: true };
+  return { added: yOut + (d + grow) / 2, removed: xOut + (d - grow) / 2, exact: true };
 }
 
-/** Both sides' lines as small integers, equal exactly when their hash pairs are equal. */
-function intern(a: Lines, b: Lines): [Int32Array, Int32Array] {
+/** Both sides' lines as small integers, equal exactly when their hash pairs are equal; and how many ids. */
+function intern(a: Lines, b: Lines): [Int32Array, Int32Array, number] {
   const ids = new Map<number, number>();
   const one = (l: Lines): Int32Array => {
     const out = new Int32Array(l.count);
@@ -63,27 +71,70 @@ function intern(a: Lines, b: Lines): [Int32Array, Int32Array] {
     }
     return out;
   };
-  return [one(a), one(b)];
+  const x = one(a);
+  return [x, one(b), ids.size];
 }
 
-/** `p[from..to)` without the lines absent from `q[qFrom..qTo)`, and how many were taken out. */
-function keepShared(
-  p: Int32Array,
-  from: number,
-  to: number,
-  q: Int32Array,
-  qFrom: number,
-  qTo: number,
-): [Int32Array, number] {
-  const present = new Set<number>();
-  for (let i = qFrom; i < qTo; i++) present.add(q[i] as number);
+// xdiff's constants (git's xdiff/xdiffi.h, xprepare.c).
+const MAX_EQLIMIT = 1024;
+const SIMSCAN_WINDOW = 100;
+const KPDIS_RUN = 4;
+
+/** xdiff's `xdl_bogosqrt`: a power of two near the square root, from above. */
+function bogosqrt(n: number): number {
+  let i = 1;
+  for (let k = n; k > 0; k = Math.floor(k / 4)) i *= 2;
+  return i;
+}
+
+/**
+ * The lines of `p[from..to)` git's diff compares (xdiff's `xdl_cleanup_records`): a line found
+ * nowhere in the other text is changed for sure and taken out; a line found there many times
+ * (at least about the square root of this text's length) is taken out too when it sits in a run
+ * of such lines (`xdl_clean_mmatch`). The second rule is a heuristic, not a minimal diff: it is
+ * kept because numstat must be git's count (a blank line amid new lines counts as new).
+ */
+function kept(p: Int32Array, from: number, to: number, inOther: Int32Array): Int32Array {
+  const mlim = Math.min(bogosqrt(p.length), MAX_EQLIMIT);
+  const dis = new Uint8Array(to - from);
+  for (let i = from; i < to; i++) {
+    const nm = inOther[p[i] as number] as number;
+    dis[i - from] = nm === 0 ? 0 : nm >= mlim ? 2 : 1;
+  }
   const out = new Int32Array(to - from);
   let n = 0;
-  for (let i = from; i < to; i++) {
-    const v = p[i] as number;
-    if (present.has(v)) out[n++] = v;
+  for (let i = 0; i < dis.length; i++) {
+    const d = dis[i];
+    if (d === 1 || (d === 2 && !cleanMultiMatch(dis, i, 0, dis.length - 1))) out[n++] = p[from + i] as number;
   }
-  return [out.subarray(0, n), to - from - n];
+  return out.subarray(0, n);
+}
+
+/** xdiff's `xdl_clean_mmatch`: whether the multi-match line `i` sits in a run of unmatched ones. */
+function cleanMultiMatch(dis: Uint8Array, i: number, start: number, end: number): boolean {
+  const s = i - start > SIMSCAN_WINDOW ? i - SIMSCAN_WINDOW : start;
+  const e = end - i > SIMSCAN_WINDOW ? i + SIMSCAN_WINDOW : end;
+  let rdis0 = 0;
+  let rpdis0 = 1;
+  for (let r = 1; i - r >= s; r++) {
+    const v = dis[i - r];
+    if (v === 0) rdis0++;
+    else if (v === 2) rpdis0++;
+    else break;
+  }
+  if (rdis0 === 0) return false;
+  let rdis1 = 0;
+  let rpdis1 = 1;
+  for (let r = 1; i + r <= e; r++) {
+    const v = dis[i + r];
+    if (v === 0) rdis1++;
+    else if (v === 2) rpdis1++;
+    else break;
+  }
+  if (rdis1 === 0) return false;
+  rdis1 += rdis0;
+  rpdis1 += rpdis0;
+  return rpdis1 * KPDIS_RUN < rpdis1 + rdis1;
 }
 
 /**

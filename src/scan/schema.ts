@@ -11,8 +11,9 @@ export type Schema =
   | ArraySchema
   | EnumSchema
   | EmbeddedSchema
-  | PhrasesSchema
-  | RawSchema;
+  | RawSchema
+  | ShapeSchema
+  | PhrasesSchema;
 
 export interface StringSchema {
   readonly kind: "string";
@@ -72,21 +73,37 @@ export interface PhrasesSchema {
 }
 
 /**
- * A string whose raw (still escaped) content bytes are handed over as a copy, `{buf, start,
- * end, depth: 1}`, for byte-level counting (lines, an extension): never decoded into a JS
- * string. Longer than `maxBytes` raw bytes: `{wrongType:"too-long"}`.
+ * A string whose content is handed out as its RAW bytes, still escaped, never decoded: a copy of
+ * them in a Buffer (`RawBytes`), for byte-level readers (line counts, phrases, a path's extension:
+ * src/scan's text readers) that must not make a JS string of content. Longer than `maxBytes`:
+ * `{wrongType:"too-long"}`. Inside an `embedded` string the bytes are those of the inner document
+ * (unescaped once by the nested scan).
  */
 export interface RawSchema {
   readonly kind: "raw";
   readonly maxBytes: number;
+  /** A longer string gives its first `maxBytes` raw bytes (`truncated`) instead of `too-long`. */
+  readonly prefix: boolean;
 }
 
-/** What a `raw` string decodes to: its escaped content bytes, once escaped (a JSON string's). */
-export interface RawText {
-  readonly buf: Uint8Array;
+/** What a `raw` field decodes to: the raw content bytes `buf[start..end)` (a copy, owned by the caller). */
+export interface RawBytes {
+  readonly buf: Buffer;
   readonly start: number;
   readonly end: number;
-  readonly depth: 1;
+  /** Only the first bytes of a longer string (a `prefix` schema). */
+  readonly truncated: boolean;
+}
+
+/**
+ * A value that may be stored in more than one shape (Cline CLI 3.x's `tool_result.content` is an
+ * array of objects for most tools and a JSON string for others): the schema of the shape met
+ * is applied; any other shape is a WrongType as usual.
+ */
+export interface ShapeSchema<S extends Schema = Schema, A extends ArraySchema = ArraySchema> {
+  readonly kind: "shape";
+  readonly string: S;
+  readonly array: A;
 }
 
 /**
@@ -136,11 +153,19 @@ export function phrases<const V extends string>(values: readonly V[]): PhrasesSc
   return Object.freeze({ kind: "phrases", values: Object.freeze([...values]) });
 }
 
-export function raw(maxBytes: number): RawSchema {
+export function raw(maxBytes: number, opts: { readonly prefix?: boolean } = {}): RawSchema {
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
   }
-  return Object.freeze({ kind: "raw", maxBytes });
+  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true });
+}
+
+/** `string`: applied to a string value (a `str`, `raw`, `oneOf` or `embedded` schema); `array`: to an array. */
+export function shape<S extends Schema, A extends ArraySchema>(alts: {
+  readonly string: S;
+  readonly array: A;
+}): ShapeSchema<S, A> {
+  return Object.freeze({ kind: "shape", string: alts.string, array: alts.array });
 }
 
 export function arr<I extends Schema>(items: I): ArraySchema<I> {
@@ -163,7 +188,11 @@ export interface WrongType {
   readonly wrongType: WrongTypeKind;
 }
 
-export type Scanned<S extends Schema> = S extends StringSchema
+export type Scanned<S extends Schema> =
+  S extends ShapeSchema<infer SS, infer SA> ? ScannedOne<SS> | ScannedOne<SA> | WrongType : ScannedOne<S>;
+
+/** Every kind but `shape` (its own step: TypeScript's instantiation depth). */
+type ScannedOne<S extends Schema> = S extends StringSchema
   ? string | WrongType
   : S extends NumberSchema
     ? number | WrongType
@@ -177,10 +206,10 @@ export type Scanned<S extends Schema> = S extends StringSchema
             ? V | WrongType
             : S extends EmbeddedSchema<infer I>
               ? Scanned<I> | WrongType
-              : S extends PhrasesSchema
-                ? PhraseHits | WrongType
-                : S extends RawSchema
-                  ? RawText | WrongType
+              : S extends RawSchema
+                ? RawBytes | WrongType
+                : S extends PhrasesSchema
+                  ? PhraseHits | WrongType
                   : never;
 
 /**

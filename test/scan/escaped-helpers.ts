@@ -4,7 +4,7 @@
  * a larger document so that nothing may read outside the range; and `git diff --numstat` itself.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EscapedText } from "../../src/scan/escaped-text.ts";
@@ -49,6 +49,47 @@ export function gitNumstat(dir: string, a: string, b: string): { added: number; 
   }
   const m = /^(\d+)\t(\d+)\t/.exec(out);
   return m ? { added: Number(m[1]), removed: Number(m[2]) } : { added: 0, removed: 0 };
+}
+
+/** `git diff --numstat` of many pairs in ONE git run (two folders compared file by file). */
+export function gitNumstatMany(
+  dir: string,
+  pairs: readonly (readonly [string, string])[],
+): { added: number; removed: number }[] {
+  rmSync(join(dir, "A"), { recursive: true, force: true });
+  rmSync(join(dir, "B"), { recursive: true, force: true });
+  mkdirSync(join(dir, "A"));
+  mkdirSync(join(dir, "B"));
+  pairs.forEach(([a, b], i) => {
+    writeFileSync(join(dir, "A", String(i)), a);
+    writeFileSync(join(dir, "B", String(i)), b);
+  });
+  let out = "";
+  try {
+    out = execFileSync(
+      "git",
+      [
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "diff.algorithm=myers",
+        "diff",
+        "--no-index",
+        "--numstat",
+        "A",
+        "B",
+      ],
+      { encoding: "utf8", cwd: dir },
+    );
+  } catch (e) {
+    out = String((e as { stdout?: string }).stdout ?? ""); // --no-index exits 1 when files differ
+  }
+  const res = pairs.map(() => ({ added: 0, removed: 0 }));
+  for (const line of out.split("\n")) {
+    const m = /^(\d+)\t(\d+)\t\{A => B\}\/(\d+)$/.exec(line);
+    if (m) res[Number(m[3])] = { added: Number(m[1]), removed: Number(m[2]) };
+  }
+  return res;
 }
 
 export function tempDir(): { dir: string; done: () => void } {

@@ -91,9 +91,15 @@ export function project(
     case "raw": {
       if (k !== "string") return { wrongType: k };
       const bytes = Buffer.from(JSON.stringify(v).slice(1, -1), "utf8");
-      if (bytes.length > schema.maxBytes) return { wrongType: "too-long" };
-      return { buf: new Uint8Array(bytes), start: 0, end: bytes.length, depth: 1 };
+      if (bytes.length <= schema.maxBytes) return { buf: bytes, start: 0, end: bytes.length, truncated: false };
+      if (!schema.prefix) return { wrongType: "too-long" };
+      const cut = bytes.subarray(0, schema.maxBytes);
+      return { buf: cut, start: 0, end: cut.length, truncated: true };
     }
+    case "shape":
+      if (k === "string") return project(schema.string, v, rawLen);
+      if (k === "array") return project(schema.array, v, rawLen);
+      return { wrongType: k };
   }
 }
 

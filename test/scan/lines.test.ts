@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { forEachLine, lineCount, textLines } from "../../src/scan/lines.ts";
 import { numstat } from "../../src/scan/numstat.ts";
-import { escaped, gitNumstat, tempDir } from "./escaped-helpers.ts";
+import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
 const BS = "\\";
 /** Line contents chosen to collide with escapes and with each other. */
@@ -132,37 +132,66 @@ describe("lines of an escaped text", () => {
 describe("numstat against git diff --numstat", () => {
   const tmp = tempDir();
   afterAll(tmp.done);
+
+  /** Each run: a batch of pairs, one git process for the batch. */
+  const agree = (pairs: readonly (readonly [string, string])[], depth: 1 | 2): void => {
+    const git = gitNumstatMany(tmp.dir, pairs);
+    pairs.forEach(([a, b], i) => {
+      const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
+      expect({ added: got.added, removed: got.removed }, JSON.stringify([a, b])).toEqual(git[i]);
+      expect(got.exact).toBe(true);
+    });
+  };
+
+  /** A text and an edit of it: lines deleted, inserted and changed. */
+  const editArb = (line: fc.Arbitrary<string>) =>
+    fc
+      .tuple(
+        textArb,
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom("del", "ins", "chg"), line), { maxLength: 6 }),
+      )
+      .map(([a, ops]): [string, string] => {
+        const lines = a.split("\n");
+        for (const [at, op, l] of ops) {
+          const i = at % (lines.length + 1);
+          if (op === "del") lines.splice(i, 1);
+          else if (op === "ins") lines.splice(i, 0, l);
+          else lines[i] = l;
+        }
+        return [a, lines.join("\n")];
+      });
+
+  /** Many blank and repeated lines amid lines of their own: xdiff's multi-match rule comes into play. */
+  const repetitive = fc
+    .array(fc.oneof(fc.constantFrom("", "", "", "}", " "), fc.string({ minLength: 2, maxLength: 4 })), {
+      maxLength: 40,
+    })
+    .chain((l) => fc.boolean().map((f) => (l.length ? l.join("\n") + (f ? "\n" : "") : "")))
+    .filter((s) => !s.includes("\0"));
+
   for (const depth of [1, 2] as const) {
     it(`random text pairs (depth ${depth})`, () => {
       fc.assert(
-        fc.property(textArb, textArb, (a, b) => {
-          const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
-          expect({ added: got.added, removed: got.removed }).toEqual(gitNumstat(tmp.dir, a, b));
-          expect(got.exact).toBe(true);
-        }),
-        { numRuns: 60 },
+        fc.property(fc.array(fc.tuple(textArb, textArb), { minLength: 40, maxLength: 40 }), (p) =>
+          agree(p, depth),
+        ),
+        { numRuns: 8 },
       );
     });
 
-    it(`an edit of a text: small changes to shared lines (depth ${depth})`, () => {
+    it(`an edit of a text (depth ${depth})`, () => {
       fc.assert(
-        fc.property(
-          textArb,
-          fc.array(fc.tuple(fc.nat(), fc.constantFrom("del", "ins", "chg"), lineArb), { maxLength: 5 }),
-          (a, ops) => {
-            const lines = a.split("\n");
-            for (const [at, op, line] of ops) {
-              const i = at % (lines.length + 1);
-              if (op === "del") lines.splice(i, 1);
-              else if (op === "ins") lines.splice(i, 0, line);
-              else lines[i] = line;
-            }
-            const b = lines.join("\n");
-            const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
-            expect({ added: got.added, removed: got.removed }).toEqual(gitNumstat(tmp.dir, a, b));
-          },
+        fc.property(fc.array(editArb(lineArb), { minLength: 40, maxLength: 40 }), (p) => agree(p, depth)),
+        { numRuns: 8 },
+      );
+    });
+
+    it(`repetitive texts, git's multi-match rule (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(repetitive, repetitive), { minLength: 40, maxLength: 40 }), (p) =>
+          agree(p, depth),
         ),
-        { numRuns: 60 },
+        { numRuns: 8 },
       );
     });
   }
@@ -177,14 +206,8 @@ describe("numstat against git diff --numstat", () => {
       ["a\nb\nc\n", "a\nB\nc\n"],
       [`x${BS}ny\n`, "x\ny\n"],
       ["é\n😀\n", "é\n😀\n!\n"],
+      ["\n\n\n\n", ' \n\\"\n \n \n\n \n \n '], // a blank line amid new ones is new for git
     ];
-    for (const [a, b] of cases) {
-      for (const depth of [1, 2] as const) {
-        const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
-        expect({ added: got.added, removed: got.removed }, JSON.stringify([a, b, depth])).toEqual(
-          gitNumstat(tmp.dir, a, b),
-        );
-      }
-    }
+    for (const depth of [1, 2] as const) agree(cases, depth);
   });
 });

@@ -107,7 +107,7 @@ describe("PhraseScan", () => {
   });
 });
 
-describe("raw(): the escaped bytes as a copy", () => {
+describe("raw() inside an embedded text: the bytes escaped once", () => {
   const schema = arr(obj({ text: embedded(obj({ content: raw(64) })) }));
 
   it("hands over the content's escaped bytes (depth 1 inside the embedded text), in any pieces", () => {
@@ -121,9 +121,9 @@ describe("raw(): the escaped bytes as a copy", () => {
       const out = scanPieces(Buffer.from(doc), schema, [size], "indexOf") as {
         text: Record<string, unknown>;
       }[];
-      const t = out[0]?.text.content as { buf: Uint8Array; start: number; end: number; depth: number };
+      const t = out[0]?.text.content as { buf: Uint8Array; start: number; end: number; truncated: boolean };
       expect(Buffer.from(t.buf.subarray(t.start, t.end))).toEqual(want);
-      expect(t.depth).toBe(1);
+      expect(t.truncated).toBe(false);
       expect(out[1]?.text.content).toEqual({ wrongType: "too-long" });
     }
   });

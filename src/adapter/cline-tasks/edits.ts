@@ -9,7 +9,7 @@ import { extensionOf } from "../../scan/extension.ts";
 import { languageOf } from "../../scan/language.ts";
 import { lineCount } from "../../scan/lines.ts";
 import { numstat } from "../../scan/numstat.ts";
-import { isWrongType } from "../../scan/schema.ts";
+import { isWrongType, type RawBytes } from "../../scan/schema.ts";
 import { searchReplaceBlocks } from "../../scan/search-replace.ts";
 import type { ToolOutcome } from "../timing.ts";
 import type { EditRecord, EditSource, ToolCall } from "../types.ts";
@@ -35,10 +35,15 @@ export function editDecision(outcome: ToolOutcome): EditRecord["decision"] | und
   return undefined;
 }
 
-/** The scanned `raw` text of a field, or undefined (absent, too long, not a string). */
+/**
+ * The scanned `raw` bytes of a field as a text escaped once (inside the embedded message text,
+ * the nested scan has removed the outer escaping), or undefined (absent, too long, not a string).
+ */
 function rawField(body: Record<string, unknown> | undefined, name: string): EscapedText | undefined {
   const v = body?.[name];
-  return v !== undefined && !isWrongType(v) ? (v as EscapedText) : undefined;
+  if (v === undefined || isWrongType(v)) return undefined;
+  const r = v as RawBytes;
+  return r.truncated ? undefined : { buf: r.buf, start: r.start, end: r.end, depth: 1 };
 }
 
 export interface EditLines {
