@@ -91,7 +91,8 @@ export function project(
     case "raw": {
       if (k !== "string") return { wrongType: k };
       const bytes = Buffer.from(JSON.stringify(v).slice(1, -1), "utf8");
-      if (bytes.length <= schema.maxBytes) return { buf: bytes, start: 0, end: bytes.length, truncated: false };
+      if (bytes.length <= schema.maxBytes)
+        return { buf: bytes, start: 0, end: bytes.length, truncated: false };
       if (!schema.prefix) return { wrongType: "too-long" };
       const cut = bytes.subarray(0, schema.maxBytes);
       return { buf: cut, start: 0, end: cut.length, truncated: true };

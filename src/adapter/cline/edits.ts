@@ -105,7 +105,13 @@ export function countEditor(input: ScannedEditInput, created: boolean): Counted 
   }
   const n = numstat(textLines(oldText), textLines(newText));
   const alike = endsWithNewline(oldText) === endsWithNewline(newText);
-  return { operation: "modify", linesAdded: n.added, linesRemoved: n.removed, exact: n.exact && alike, language };
+  return {
+    operation: "modify",
+    linesAdded: n.added,
+    linesRemoved: n.removed,
+    exact: n.exact && alike,
+    language,
+  };
 }
 
 /** One record per file of an apply_patch call; a text that is no patch: one inexact record. */
