@@ -165,6 +165,22 @@ describe("task format privacy by construction", () => {
     expect(run.out).toContain(`"cacheRead":33,"cacheWrite":44,"events":2,"toolCalls":8`);
   });
 
+  it("events, spans and metrics carry no request text, edit, command or result, while outcomes go out", () => {
+    const run = runCanaryChild(
+      "test/privacy/signals-canary-child.ts",
+      dir,
+      "tasks-signals",
+      [home, "tasks"],
+      false,
+    );
+    expectCanaryAbsent(run, canary);
+    expect(run.out).toMatch(/received [1-9]\d* records, [1-9]\d* spans, [1-9]\d* points/);
+    // The asked edit was denied in the next request's text: read from its bytes, exported by name.
+    expect(run.out).toContain('"cline.tool.outcome":"rejected"');
+    expect(run.out).toContain('"execute_tool editedExistingFile"');
+    expect(run.out).not.toContain('"ok":false');
+  });
+
   it("control: decoding the document the ordinary way puts the canary in the heap", () => {
     const { snapshot } = runCanaryChild("test/privacy/tasks-canary-child.ts", dir, "control", [home], true);
     expect(snapshot.includes(Buffer.from(`${canary}_request`))).toBe(true);
