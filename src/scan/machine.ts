@@ -247,7 +247,7 @@ export class ScanMachine {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
               this.beginString(M_EMBED, i, 0);
             } else if (t !== null && t.kind === "phrases") {
-              this.phraseScan = new PhraseScan(this.needlesOf(t));
+              this.phraseScan = new PhraseScan(this.needlesOf(t), t.near);
               this.beginString(M_PHRASE, i, 0);
             } else if (t !== null && t.kind === "raw") {
               this.beginString(M_RAW, i, t.maxBytes);

@@ -70,6 +70,17 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
 export interface PhrasesSchema {
   readonly kind: "phrases";
   readonly values: readonly string[];
+  /**
+   * Phrases (by index) that matter only right after another one: searched only in the `within`
+   * bytes after each occurrence of `anchor` (and across chunk boundaries), not in the whole text.
+   */
+  readonly near?: PhrasesNear;
+}
+
+export interface PhrasesNear {
+  readonly anchor: number;
+  readonly within: number;
+  readonly phrases: readonly number[];
 }
 
 /**
@@ -143,12 +154,19 @@ export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
   return Object.freeze({ kind: "embedded", inner });
 }
 
-export function phrases<const V extends string>(values: readonly V[]): PhrasesSchema {
+export function phrases<const V extends string>(values: readonly V[], near?: PhrasesNear): PhrasesSchema {
   if (values.length === 0) throw new RangeError("phrases(): at least one phrase");
   for (const v of values) {
     // Spelled alike at every escaping depth: no byte a writer escapes, no leading escape letter.
     if (!/^[\x20-\x7e]+$/.test(v) || /["\\]/.test(v) || /^[bfnrtu/]/.test(v))
       throw new RangeError(`phrases(): ${JSON.stringify(v)} cannot be matched in raw bytes`);
+  }
+  if (near !== undefined) {
+    const ok = (i: number) => Number.isInteger(i) && i >= 0 && i < values.length;
+    if (!ok(near.anchor) || !near.phrases.every((i) => ok(i) && i !== near.anchor) || near.within < 0)
+      throw new RangeError("phrases(): `near` names phrases that are not in the list");
+    const n = Object.freeze({ ...near, phrases: Object.freeze([...near.phrases]) });
+    return Object.freeze({ kind: "phrases", values: Object.freeze([...values]), near: n });
   }
   return Object.freeze({ kind: "phrases", values: Object.freeze([...values]) });
 }

@@ -85,6 +85,17 @@ export function project(
       schema.values.forEach((p, phrase) => {
         for (let i = text.indexOf(p); i >= 0; i = text.indexOf(p, i + 1)) hits.push({ phrase, at: i });
       });
+      // A `near` phrase counts only when it starts within `within` bytes after an anchor's end.
+      const near = schema.near;
+      if (near !== undefined) {
+        const anchorLen = Buffer.byteLength(schema.values[near.anchor] ?? "");
+        const ends = hits.filter((h) => h.phrase === near.anchor).map((h) => h.at + anchorLen);
+        const kept = hits.filter(
+          (h) => !near.phrases.includes(h.phrase) || ends.some((e) => h.at >= e && h.at - e <= near.within),
+        );
+        hits.length = 0;
+        hits.push(...kept);
+      }
       hits.sort((x, y) => x.at - y.at || x.phrase - y.phrase);
       return { phrase: hits.map((h) => h.phrase), at: hits.map((h) => h.at), truncated: false };
     }

@@ -73,6 +73,33 @@ describe("phrases(): matched in raw bytes", () => {
   });
 });
 
+describe("phrases() with near phrases: looked for only right after an anchor", () => {
+  const near = { anchor: 0, within: 8, phrases: [1] };
+  const schema = arr(obj({ text: embedded(obj({ request: phrases(PHRASES, near) })) }));
+  const text =
+    "[a for 'x'] Result:\nThe user denied this operation.\n\n" +
+    "[b for 'y'] Result:\nbody quoting The user denied this operation\n" +
+    "Skipping tool due to user rejecting a previous tool.\n[c] Result:\nThe user denied this operation";
+  const doc = JSON.stringify([{ text: JSON.stringify({ request: text }) }]);
+
+  it("reports a near phrase after an anchor, never one further into a result, for every cut", () => {
+    // The reference reads the inner text at depth 1: its phrases, not its offsets, are the scan's.
+    const ref = project(schema, JSON.parse(doc)) as { text: { request: { phrase: number[] } } }[];
+    const want = scanPieces(Buffer.from(doc), schema, [1 << 20], "indexOf") as typeof ref;
+    expect(want[0]?.text.request.phrase).toEqual([0, 1, 0, 2, 0, 1]);
+    expect(want[0]?.text.request.phrase).toEqual(ref[0]?.text.request.phrase);
+    for (let size = 1; size <= 40; size++)
+      expect(scanPieces(Buffer.from(doc), schema, [size, size + 7], size % 2 ? "indexOf" : "wasm")).toEqual(
+        want,
+      );
+  });
+
+  it("refuses a near list that names phrases outside the list", () => {
+    expect(() => phrases(PHRASES, { anchor: 0, within: 8, phrases: [7] })).toThrow(RangeError);
+    expect(() => phrases(PHRASES, { anchor: 0, within: 8, phrases: [0] })).toThrow(RangeError);
+  });
+});
+
 describe("PhraseScan", () => {
   const needles = PHRASES.map((p) => Buffer.from(p));
 

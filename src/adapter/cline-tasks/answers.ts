@@ -32,6 +32,9 @@ const QUEUED = 3;
  */
 export const HEADER_GAP_BYTES = 8;
 
+/** The denial and error phrases are looked for only right after a header (src/scan/phrases.ts). */
+export const ANSWER_NEAR = { anchor: HEADER, within: HEADER_GAP_BYTES, phrases: [DENIED, FAILED] } as const;
+
 /**
  * The outcome of each answered call, in call order: `success` for a result, `rejected` for a
  * denial or a queued call skipped after one, `failure` for a tool error. A request that answers

@@ -1,5 +1,5 @@
 import { arr, bool, embedded, num, obj, oneOf, phrases, raw, str } from "../../scan/schema.ts";
-import { ANSWER_PHRASES } from "./answers.ts";
+import { ANSWER_NEAR, ANSWER_PHRASES } from "./answers.ts";
 
 /**
  * The longest edit text or path copied for counting (docs/cline-format.md §16): a longer one is
@@ -36,7 +36,7 @@ export const SAY_TOOL_NAMES = [
  * the request, command lines and prose are crossed as bytes.
  */
 const textSchema = obj({
-  request: phrases(ANSWER_PHRASES),
+  request: phrases(ANSWER_PHRASES, ANSWER_NEAR),
   path: raw(MAX_PATH_BYTES),
   content: raw(MAX_EDIT_BYTES),
   tokensIn: num,
