@@ -1,7 +1,7 @@
 /**
  * What the task adapter must read of an edit scenario (fixtures/harness/scenarios-edits.ts),
  * checked against the run's own truth: the calls the script made and how each ended, and
- * `git diff --numstat` of the workspace (docs/cline-format.md §16). Shared by the committed
+ * `git diff --numstat` of the workspace (docs/cline-format.md §15.13). Shared by the committed
  * fixtures' test and the live re-recording.
  */
 import { readdirSync, readFileSync } from "node:fs";

@@ -14,7 +14,7 @@ import { checkEditScenario } from "./tasks-edits-check.ts";
  * exports CLINE_OTEL_CLINE2_BIN), in git workspaces: `approvals` runs without `-y` in a
  * pseudo-terminal whose prompts the harness answers (fixtures/harness/pty-approvals.ts). Each
  * run's files are checked against the mock, then read by the task adapter and checked against
- * the scenario's calls and `git diff --numstat` of its workspace (docs/cline-format.md §16).
+ * the scenario's calls and `git diff --numstat` of its workspace (docs/cline-format.md §15.13).
  */
 describe("edit scenarios with the real Cline CLI 2.18.0", () => {
   it("approvals (pty), diff-error and edits: every call with its outcome, accepted lines as git counts them", async () => {

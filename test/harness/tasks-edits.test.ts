@@ -1,6 +1,6 @@
 /**
  * The committed edit fixtures of the real Cline CLI 2.18.0 (fixtures/cline-tasks/{approvals,
- * diff-error,edits}; docs/cline-format.md §16) read by the task adapter: every call counted with
+ * diff-error,edits}; docs/cline-format.md §15.13) read by the task adapter: every call counted with
  * its outcome, and the accepted edits' lines against `git diff --numstat` of the workspace.
  */
 import { join } from "node:path";

@@ -77,7 +77,7 @@ beforeAll(() => {
       }),
       modelInfo: mi,
     },
-    // Edits and asked calls (docs/cline-format.md §16): their bytes are counted, never decoded.
+    // Edits and asked calls (docs/cline-format.md §15.13): their bytes are counted, never decoded.
     {
       ts: 1796000000011,
       type: "ask",

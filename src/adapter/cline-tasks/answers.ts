@@ -1,6 +1,6 @@
 /**
  * How a tool call of the task format ended, read from the NEXT request's text (docs/cline-format.md
- * §16): the legacy core sends each call's result back as a text block `[<tool> for '<path>']
+ * §15.13): the legacy core sends each call's result back as a text block `[<tool> for '<path>']
  * Result:` + a newline + the result, in call order; a call queued behind a denied one gets
  * `Skipping tool due to user rejecting a previous tool. [<tool> ...]` instead. XML tools have no
  * id, so a result joins its call by order. The request text is never decoded: the phrases are
@@ -35,6 +35,28 @@ export const HEADER_GAP_BYTES = 8;
 /** The denial and error phrases are looked for only right after a header (src/scan/phrases.ts). */
 export const ANSWER_NEAR = { anchor: HEADER, within: HEADER_GAP_BYTES, phrases: [DENIED, FAILED] } as const;
 
+/** `[<tool> for '...'] Result:`: a call's result starts (a success unless its first words say otherwise). */
+export function isResultHeader(phrase: number): boolean {
+  return phrase === HEADER;
+}
+
+/** `Skipping tool due to user rejecting a previous tool`: a queued call, rejected with the one before. */
+export function isQueuedRejection(phrase: number): boolean {
+  return phrase === QUEUED;
+}
+
+/**
+ * What a phrase at `at` says of the result whose header ended at `headerEnd` (-1: none open):
+ * `The user denied this operation` -> rejected, `The tool execution failed with the following
+ * error` -> failure, when it opens the result (within HEADER_GAP_BYTES); else nothing.
+ */
+export function resultWords(phrase: number, at: number, headerEnd: number): ToolOutcome | undefined {
+  if (headerEnd < 0 || at < headerEnd || at - headerEnd > HEADER_GAP_BYTES) return undefined;
+  if (phrase === DENIED) return "rejected";
+  if (phrase === FAILED) return "failure";
+  return undefined;
+}
+
 /**
  * The outcome of each answered call, in call order: `success` for a result, `rejected` for a
  * denial or a queued call skipped after one, `failure` for a tool error. A request that answers
@@ -46,18 +68,18 @@ export function answerOutcomes(hits: PhraseHits): ToolOutcome[] {
   for (let i = 0; i < hits.phrase.length; i++) {
     const phrase = hits.phrase[i] as number;
     const at = hits.at[i] as number;
-    if (phrase === HEADER) {
+    if (isResultHeader(phrase)) {
       out.push("success");
       headerEnd = at + ANSWER_PHRASES[HEADER].length;
       continue;
     }
-    if (phrase === QUEUED) {
+    if (isQueuedRejection(phrase)) {
       out.push("rejected");
       headerEnd = -1;
       continue;
     }
-    if (headerEnd >= 0 && at >= headerEnd && at - headerEnd <= HEADER_GAP_BYTES)
-      out[out.length - 1] = phrase === DENIED ? "rejected" : phrase === FAILED ? "failure" : "success";
+    const words = resultWords(phrase, at, headerEnd);
+    if (words !== undefined) out[out.length - 1] = words;
     // Only the phrase that opens a result decides it.
     headerEnd = -1;
   }

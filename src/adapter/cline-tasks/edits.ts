@@ -1,5 +1,5 @@
 /**
- * The file edits of the task format (docs/cline-format.md §16): a tool message whose JSON text has
+ * The file edits of the task format (docs/cline-format.md §15.13): a tool message whose JSON text has
  * `tool: "newFileCreated" | "editedExistingFile" | "fileDeleted"`, counted from its own `content`
  * bytes (never decoded: src/scan/ reads them in place) once its decision is known. Only the
  * path's extension is decoded.

@@ -69,7 +69,7 @@ export interface TaskContext {
 export interface ParsedTask {
   readonly events: UsageEvent[];
   readonly toolCalls: ToolCall[];
-  /** The file edits of answered calls (and failed replaces), docs/cline-format.md §16. */
+  /** The file edits of answered calls (and failed replaces), docs/cline-format.md §15.13. */
   readonly edits: EditRecord[];
   readonly problems: Problem[];
   readonly signals: DocumentSignals;

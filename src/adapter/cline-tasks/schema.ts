@@ -2,7 +2,7 @@ import { arr, bool, embedded, num, obj, oneOf, phrases, raw, str } from "../../s
 import { ANSWER_NEAR, ANSWER_PHRASES } from "./answers.ts";
 
 /**
- * The longest edit text or path copied for counting (docs/cline-format.md §16): a longer one is
+ * The longest edit text or path copied for counting (docs/cline-format.md §15.13): a longer one is
  * not counted (its record says inexact). Cline's own editor refuses far smaller files.
  */
 export const MAX_EDIT_BYTES = 32 * 1024 * 1024;

@@ -1,15 +1,22 @@
 /**
  * Tool calls the user was asked about (`ask: "tool"` / `ask: "command"`) and failed replaces
  * (`say: "diff_error"`) are calls too, and each call's outcome is read from the next request's
- * text (src/adapter/cline-tasks/answers.ts, docs/cline-format.md §16).
+ * text (src/adapter/cline-tasks/answers.ts, docs/cline-format.md §15.13).
  */
 import { describe, expect, it } from "vitest";
 import {
   ANSWER_PHRASES,
   answerOutcomes,
   HEADER_GAP_BYTES,
+  isQueuedRejection,
+  isResultHeader,
+  resultWords,
 } from "../../../src/adapter/cline-tasks/answers.ts";
-import { ask, recorded as c, parse, request, say, tool, type UiMessage } from "./helpers.ts";
+import { parseUiMessages } from "../../../src/adapter/cline-tasks/parser.ts";
+import { uiMessagesSchema } from "../../../src/adapter/cline-tasks/schema.ts";
+import type { ScannedUiMessages } from "../../../src/adapter/cline-tasks/types.ts";
+import { scanPieces } from "../../scan/helpers.ts";
+import { ask, recorded as c, parse, ROOT, request, say, TASK, tool, type UiMessage } from "./helpers.ts";
 
 const hits = (...pairs: [number, number][]) => ({
   phrase: pairs.map((p) => p[0]),
@@ -17,6 +24,22 @@ const hits = (...pairs: [number, number][]) => ({
   truncated: false,
 });
 const H = ANSWER_PHRASES[0].length;
+
+describe("each phrase", () => {
+  it("a result header opens a result; the queued rejection is one by itself", () => {
+    expect(ANSWER_PHRASES.map((_, i) => isResultHeader(i))).toEqual([true, false, false, false]);
+    expect(ANSWER_PHRASES.map((_, i) => isQueuedRejection(i))).toEqual([false, false, false, true]);
+  });
+
+  it("a denial or a tool error decides a result only as its first words", () => {
+    expect(resultWords(1, 12, 10)).toBe("rejected");
+    expect(resultWords(2, 10, 10)).toBe("failure");
+    expect(resultWords(1, 10 + HEADER_GAP_BYTES + 1, 10)).toBeUndefined();
+    expect(resultWords(1, 9, 10)).toBeUndefined();
+    expect(resultWords(2, 12, -1)).toBeUndefined();
+    expect(resultWords(0, 12, 10)).toBeUndefined();
+  });
+});
 
 describe("answerOutcomes", () => {
   it("a result is a success; denied or failed right after its header is rejected or a failure", () => {
@@ -130,4 +153,45 @@ describe("task format: asked calls, failed replaces and their outcomes", () => {
     expect(p.toolCalls).toHaveLength(1);
     expect(p.signals.toolResults).toEqual([]);
   });
+});
+
+describe("each phrase read from a real-shaped file, cut at every chunk boundary, next to escapes", () => {
+  // The result texts as the legacy core writes them (docs/cline-format.md §15.13), with quotes,
+  // backslashes and non-ASCII around the phrases: each is read in raw bytes at depth 2.
+  const cases: [string, string][] = [
+    ["success", "[write_to_file for 'a \"q\" \\ é.ts'] Result:\nThe content was successfully saved."],
+    [
+      "rejected",
+      "[replace_in_file for 'a\\b'] Result:\nThe user denied this operation. The file was not updated.",
+    ],
+    [
+      "failure",
+      "[replace_in_file for 'x'] Result:\nThe tool execution failed with the following error:\n<error>\"</error>",
+    ],
+    ["rejected", "Skipping tool due to user rejecting a previous tool. [execute_command for 'echo \"x\"']"],
+  ];
+  for (const [outcome, text] of cases) {
+    it(`${outcome}: ${text.slice(0, 40)}`, () => {
+      const msgs = [
+        request(10, c(100, 10)),
+        editAsk(11),
+        request(20, c(200, 10), undefined, text),
+        say(21, "text", "ok"),
+      ];
+      const doc = Buffer.from(JSON.stringify(msgs));
+      for (let size = 1; size <= 64; size++) {
+        const scanned = scanPieces(doc, uiMessagesSchema, [size], size % 3 === 0 ? "wasm" : "indexOf");
+        const p = parseUiMessages(scanned as ScannedUiMessages, {
+          root: ROOT,
+          taskId: TASK,
+          path: "/x/ui_messages.json",
+          project: "",
+        });
+        expect(
+          p.signals.toolResults.map((r) => r.outcome),
+          `chunks of ${size}`,
+        ).toEqual([outcome]);
+      }
+    });
+  }
 });

@@ -1,5 +1,5 @@
 /**
- * Edit records of the task format (src/adapter/cline-tasks/edits.ts, docs/cline-format.md §16):
+ * Edit records of the task format (src/adapter/cline-tasks/edits.ts, docs/cline-format.md §15.13):
  * one per edit tool message once its decision is known, counted from its `content` bytes.
  */
 import { describe, expect, it } from "vitest";
