@@ -87,7 +87,7 @@ export class EmbeddedScan {
           return;
         }
         // The closing escape (`\"`) holds no phrase byte: fed along.
-        this.phrases?.feed(src, p, q);
+        this.phrases?.feed(src, p, q, true);
         this.phrases = null;
         this.skipping = false;
         this.push(CLOSING_QUOTE);

@@ -23,7 +23,7 @@ import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
 import { PhraseScan } from "./phrases.ts";
-import type { EnumSchema, ObjectSchema, PhrasesSchema, RawBytes, Schema } from "./schema.ts";
+import type { EnumSchema, ObjectSchema, RawBytes, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -134,7 +134,6 @@ export class ScanMachine {
   private embed: EmbeddedScan | null = null;
   /** The phrase search of the string being crossed (M_PHRASE). */
   private phraseScan: PhraseScan | null = null;
-  private readonly needles = new Map<PhrasesSchema, readonly Buffer[]>();
 
   private st = S_BOM;
   private bomIdx = 0;
@@ -247,7 +246,7 @@ export class ScanMachine {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
               this.beginString(M_EMBED, i, 0);
             } else if (t !== null && t.kind === "phrases") {
-              this.phraseScan = new PhraseScan(this.needlesOf(t), t.near);
+              this.phraseScan = new PhraseScan(t.needles, t.near);
               this.beginString(M_PHRASE, i, 0);
             } else if (t !== null && t.kind === "raw") {
               this.beginString(M_RAW, i, t.maxBytes);
@@ -491,15 +490,6 @@ export class ScanMachine {
     }
   }
 
-  private needlesOf(t: PhrasesSchema): readonly Buffer[] {
-    let n = this.needles.get(t);
-    if (n === undefined) {
-      n = t.values.map((v) => Buffer.from(v, "latin1"));
-      this.needles.set(t, n);
-    }
-    return n;
-  }
-
   private compile(t: ObjectSchema | EnumSchema): CompiledObject {
     let compiled = this.compiled.get(t);
     if (compiled === undefined) {
@@ -558,7 +548,7 @@ export class ScanMachine {
     if (mode === M_PHRASE) {
       const scan = this.phraseScan as PhraseScan;
       this.phraseScan = null;
-      scan.feed(buf, a, q);
+      scan.feed(buf, a, q, true);
       this.store(scan.end());
       return this.afterValue();
     }

@@ -11,11 +11,18 @@
  */
 import type { PhraseHits, PhrasesNear } from "./schema.ts";
 
+/** The result of a string without any phrase (most request texts): one frozen value for all. */
+const NO_HITS: PhraseHits = Object.freeze({
+  phrase: Object.freeze([]),
+  at: Object.freeze([]),
+  truncated: false,
+});
+
 /** Occurrences kept per string: a request text names a few tool results, never thousands. */
 export const MAX_PHRASE_HITS = 4096;
 
 export class PhraseScan {
-  private readonly needles: readonly Buffer[];
+  private readonly needles: readonly Uint8Array[];
   /** Indices searched through every piece. */
   private readonly free: readonly number[];
   private readonly near: PhrasesNear | undefined;
@@ -24,8 +31,11 @@ export class PhraseScan {
   /** Absolute offset up to which a `near` phrase may still start after the last anchor, or -1. */
   private nearUntil = -1;
   private nearFrom = 0;
-  /** The last (longest phrase - 1) bytes crossed: where a phrase cut by a boundary starts. */
-  private tail: Buffer;
+  /**
+   * The last (longest phrase - 1) bytes crossed: where a phrase cut by a boundary starts. Made
+   * only when a string goes on past a piece (most are crossed in one).
+   */
+  private tail: Buffer | null = null;
   private tailLen = 0;
   private readonly maxLen: number;
   /** Raw bytes crossed before the current piece. */
@@ -33,7 +43,7 @@ export class PhraseScan {
   private readonly hits: { phrase: number; at: number }[] = [];
   private truncated = false;
 
-  constructor(needles: readonly Buffer[], near?: PhrasesNear) {
+  constructor(needles: readonly Uint8Array[], near?: PhrasesNear) {
     this.needles = needles;
     this.near = near;
     const nearSet = new Set(near?.phrases ?? []);
@@ -42,26 +52,25 @@ export class PhraseScan {
     for (const n of needles) m = Math.max(m, n.length);
     this.maxLen = m;
     let nl = 0;
-    for (const i of near?.phrases ?? []) nl = Math.max(nl, (needles[i] as Buffer).length);
+    for (const i of near?.phrases ?? []) nl = Math.max(nl, (needles[i] as Uint8Array).length);
     this.nearLen = nl;
-    this.tail = Buffer.alloc(m);
   }
 
-  /** The next raw bytes of the string, `buf[a..b)`. */
-  feed(buf: Uint8Array, a: number, b: number): void {
+  /** The next raw bytes of the string, `buf[a..b)`; `last`: no more follow. */
+  feed(buf: Buffer, a: number, b: number, last = false): void {
     if (b <= a) return;
-    const piece = Buffer.from(buf.buffer, buf.byteOffset + a, b - a);
+    const piece = buf.subarray(a, b);
     if (this.tailLen > 0) this.boundary(piece);
     const anchors: number[] = [];
     for (const id of this.free) {
-      const needle = this.needles[id] as Buffer;
+      const needle = this.needles[id] as Uint8Array;
       for (let i = piece.indexOf(needle); i >= 0; i = piece.indexOf(needle, i + 1)) {
         this.hit(id, this.offset + i);
         if (id === this.near?.anchor) anchors.push(i + needle.length);
       }
     }
     if (this.near !== undefined) this.nearSearch(piece, anchors);
-    this.keepTail(piece);
+    if (!last) this.keepTail(piece);
     this.offset += piece.length;
   }
 
@@ -78,7 +87,7 @@ export class PhraseScan {
     for (const [from, lastStart] of regions) {
       const region = piece.subarray(from, Math.min(piece.length, lastStart + this.nearLen));
       for (const id of near.phrases) {
-        const i = region.indexOf(this.needles[id] as Buffer);
+        const i = region.indexOf(this.needles[id] as Uint8Array);
         if (i >= 0 && from + i <= lastStart) this.hit(id, this.offset + from + i);
       }
     }
@@ -92,10 +101,10 @@ export class PhraseScan {
   /** Phrases that start in the tail and end in `piece`. */
   private boundary(piece: Buffer): void {
     const head = Math.min(piece.length, this.maxLen - 1);
-    const window = Buffer.concat([this.tail.subarray(0, this.tailLen), piece.subarray(0, head)]);
+    const window = Buffer.concat([(this.tail as Buffer).subarray(0, this.tailLen), piece.subarray(0, head)]);
     const start = this.offset - this.tailLen;
     for (let id = 0; id < this.needles.length; id++) {
-      const needle = this.needles[id] as Buffer;
+      const needle = this.needles[id] as Uint8Array;
       for (let i = window.indexOf(needle); i >= 0 && i < this.tailLen; i = window.indexOf(needle, i + 1)) {
         // Wholly inside the tail: the earlier piece found it already.
         if (i + needle.length <= this.tailLen) continue;
@@ -118,6 +127,7 @@ export class PhraseScan {
   private keepTail(piece: Buffer): void {
     const keep = this.maxLen - 1;
     if (keep === 0) return;
+    this.tail ??= Buffer.alloc(keep);
     if (piece.length >= keep) {
       piece.copy(this.tail, 0, piece.length - keep);
       this.tailLen = keep;
@@ -140,11 +150,12 @@ export class PhraseScan {
 
   /** The occurrences in order of offset (each phrase was searched on its own). */
   end(): PhraseHits {
+    this.tail = null;
+    if (this.hits.length === 0) return NO_HITS;
     // Two anchors' regions may overlap: a near phrase found twice is one occurrence.
     const sorted = this.hits
       .sort((x, y) => x.at - y.at || x.phrase - y.phrase)
       .filter((h, i, all) => i === 0 || h.at !== all[i - 1]?.at || h.phrase !== all[i - 1]?.phrase);
-    this.tail = Buffer.alloc(0);
     return Object.freeze({
       phrase: Object.freeze(sorted.map((h) => h.phrase)),
       at: Object.freeze(sorted.map((h) => h.at)),

@@ -75,6 +75,8 @@ export interface PhrasesSchema {
    * bytes after each occurrence of `anchor` (and across chunk boundaries), not in the whole text.
    */
   readonly near?: PhrasesNear;
+  /** The phrases' bytes, made once with the schema (a scan starts one search per string). */
+  readonly needles: readonly Uint8Array[];
 }
 
 export interface PhrasesNear {
@@ -166,9 +168,18 @@ export function phrases<const V extends string>(values: readonly V[], near?: Phr
     if (!ok(near.anchor) || !near.phrases.every((i) => ok(i) && i !== near.anchor) || near.within < 0)
       throw new RangeError("phrases(): `near` names phrases that are not in the list");
     const n = Object.freeze({ ...near, phrases: Object.freeze([...near.phrases]) });
-    return Object.freeze({ kind: "phrases", values: Object.freeze([...values]), near: n });
+    return Object.freeze({
+      kind: "phrases",
+      values: Object.freeze([...values]),
+      near: n,
+      needles: needlesOf(values),
+    });
   }
-  return Object.freeze({ kind: "phrases", values: Object.freeze([...values]) });
+  return Object.freeze({ kind: "phrases", values: Object.freeze([...values]), needles: needlesOf(values) });
+}
+
+function needlesOf(values: readonly string[]): readonly Uint8Array[] {
+  return Object.freeze(values.map((v) => new Uint8Array(Buffer.from(v, "latin1"))));
 }
 
 export function raw(maxBytes: number, opts: { readonly prefix?: boolean } = {}): RawSchema {
