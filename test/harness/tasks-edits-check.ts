@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import type { NumstatEntry } from "../../fixtures/harness/git-workspace.ts";
+import type { NumstatEntry } from "../../fixtures/harness/git-workspace-tasks.ts";
 import type { ExpectedCall } from "../../fixtures/harness/scenarios-tasks.ts";
 import type { Collected } from "./tasks-collect.ts";
 
