@@ -39,7 +39,14 @@ describe("task-format signals", () => {
       say(1_796_000_000_001, "task", "t"),
       request(1_796_000_000_010, counts),
       say(1_796_000_000_020, "command", "ls"),
-      ask(1_796_000_000_030, "completion_result"),
+      // The next request's text answers the call (docs/cline-format.md §15.14).
+      request(
+        1_796_000_000_030,
+        { ...counts, tokensIn: 200 },
+        undefined,
+        "[execute_command for 'ls'] Result:\nCommand executed.",
+      ),
+      ask(1_796_000_000_040, "completion_result"),
     ]);
     const ledger = Ledger.open(join(dir, "state"));
     try {
@@ -63,12 +70,12 @@ describe("task-format signals", () => {
         "cline.client": "vscode",
         "gen_ai.tool.name": "execute_command",
       });
-      // No outcome in the files: unknown, not a cut-off call; 0 ms at the tool message's time.
+      // The outcome and end from the answering request: success, ending at its ts.
       expect(toSpan(tool, ctx).attributes).toMatchObject({
-        "cline.tool.outcome": "unknown",
+        "cline.tool.outcome": "success",
         "cline.tool.cancelled": false,
       });
-      expect([tool.tsMs, tool.endMs]).toEqual([1_796_000_000_020, 1_796_000_000_020]);
+      expect([tool.tsMs, tool.endMs]).toEqual([1_796_000_000_020, 1_796_000_000_030]);
     } finally {
       ledger.close();
     }
