@@ -141,7 +141,7 @@ export async function measureRatios(tmp: string, sizes: Sizes): Promise<RatiosMe
     const cpu: Record<string, number[]> = {};
     const timed = async (name: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> => {
       const r = await runNode(args, env, probe);
-      (cpu[name] ??= []).push(r.probe.cpuMs);
+      cpu[name] = [...(cpu[name] ?? []), r.probe.cpuMs];
     };
     const report = (name: string, env: NodeJS.ProcessEnv, state: string) =>
       timed(name, [BIN, "report", "--state-dir", state], env);
