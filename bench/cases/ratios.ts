@@ -14,6 +14,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { SWEEP_INTERVAL_MS } from "../../src/collector/loop.ts";
 import { type Corpus, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
@@ -95,8 +96,9 @@ async function daemonMinute(
       if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}: ${log.slice(-1000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    // Its watches are set up with the first pass; the minute measured starts after it settles.
-    await new Promise((r) => setTimeout(r, 2000));
+    // The minute measured starts half a sweep after the first pass (watches set, start-up's
+    // garbage collected), so it holds exactly one safety sweep (SWEEP_INTERVAL_MS) whatever the jitter.
+    await new Promise((r) => setTimeout(r, SWEEP_INTERVAL_MS / 2));
     const p0 = passes();
     const c0 = cpu();
     await new Promise((r) => setTimeout(r, seconds * 1000));

@@ -14,7 +14,7 @@ import { SeriesFolds } from "./fold.ts";
 import { type CommitResult, Ingest, type ReadObservation } from "./ingest.ts";
 import { Listings } from "./listings.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
-import { ReportQueries } from "./report-queries.ts";
+import { ReportQueries, ROLLUP_VERSION } from "./report-queries.ts";
 import {
   type IdWindow,
   type LiveFilter,
@@ -68,6 +68,8 @@ export class Ledger {
   /** The series folded in SQL, in keyset pages (a cumulative export whose series collapse). */
   readonly folds: SeriesFolds;
   private reportQueries: ReportQueries | undefined;
+  /** The schema version of the ledger as opened (a writer's is always this build's). */
+  private readonly version: number;
 
   private constructor(opened: ReturnType<typeof openLedgerDb>, now: () => number) {
     const { db, version } = opened;
@@ -75,6 +77,7 @@ export class Ledger {
     this.db = db;
     this.lock = opened.lock;
     this.integrityChecked = opened.checked;
+    this.version = version;
     const meta = new Map(
       (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
         r.key,
@@ -288,7 +291,7 @@ export class Ledger {
 
   /** The grouped totals `report` prints (prepared on first use, then kept). */
   get report(): ReportQueries {
-    this.reportQueries ??= new ReportQueries(this.db);
+    this.reportQueries ??= new ReportQueries(this.db, this.version >= ROLLUP_VERSION);
     return this.reportQueries;
   }
 }

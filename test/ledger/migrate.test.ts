@@ -113,7 +113,7 @@ describe("v2: the position of a cumulative pass over folded series (export_backf
     expect(l.backfills?.get("x")?.afterKey).toEqual(["lead", "/p", "m", "anthropic", "read_files", 1]);
     l.close();
     const db = new Database(path, { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     db.close();
   });
 
