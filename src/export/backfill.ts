@@ -8,8 +8,8 @@
  * that drops the progress row (docs/design-export.md "A backfill, page by page").
  */
 import type { MetricData, ScopeMetrics } from "@opentelemetry/sdk-metrics";
-import { foldColumns } from "../ledger/fold.ts";
 import type { BackfillProgress, ExportState, FoldKey, Ledger } from "../ledger/ledger.ts";
+import { foldColumns } from "../ledger/usage/fold.ts";
 import type { CumulativePages, PageCursor } from "./pages.ts";
 import type { TranslateOptions } from "./translate.ts";
 

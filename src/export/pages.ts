@@ -16,8 +16,8 @@
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { BackfillPhase, FoldCursor, FoldKey, Ledger, LiveFilter } from "../ledger/ledger.ts";
-import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/series.ts";
-import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
+import type { ToolOutcomeRow } from "../ledger/signals/tool-outcomes.ts";
+import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/usage/series.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";

@@ -2,7 +2,7 @@
  * Grouped ledger totals with days, weeks and months of an IANA zone: SQL groups by UTC bucket
  * (./buckets.ts says why that is exact), this folds the buckets into periods.
  */
-import type { GroupKind, LedgerDim, ReportQueries } from "../ledger/report-queries.ts";
+import type { GroupKind, LedgerDim, ReportQueries } from "../ledger/rollups/report-queries.ts";
 import { BUCKET_WIDTHS_MS, bucketLabeller } from "./buckets.ts";
 import { type GroupDim, isTimeDim } from "./dims.ts";
 import type { Zone } from "./time/zone.ts";

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FOLD_TABLES, type FoldKey, foldSql } from "../../src/ledger/fold.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
+import { FOLD_TABLES, type FoldKey, foldSql } from "../../src/ledger/usage/fold.ts";
 import { fillLedger } from "../export/helpers/ledger.ts";
 
 let dir: string;

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { prng } from "../../bench/lib/messages-doc.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
+import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals/signals.ts";
 import {
   assistant,
   LEAD_PATH,

@@ -15,7 +15,12 @@ import type { Source, ToolCall, UsageEvent } from "../../src/adapter/types.ts";
 import type { PriceTable } from "../../src/cost/lookup.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
-import type { GroupKind, LedgerDim, ReportQueries, ReportWindow } from "../../src/ledger/report-queries.ts";
+import type {
+  GroupKind,
+  LedgerDim,
+  ReportQueries,
+  ReportWindow,
+} from "../../src/ledger/rollups/report-queries.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { ROLLUP_BUCKET_MS } from "../../src/ledger/tables/report-rollup-v3.ts";
 import { buildReport } from "../../src/report/report.ts";

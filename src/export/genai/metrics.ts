@@ -14,7 +14,7 @@
 import { type Attributes, type HrTime, ValueType } from "@opentelemetry/api";
 import { AggregationTemporality, DataPointType, type HistogramMetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../../config/config.ts";
-import { GENAI_BOUNDARIES, type GenaiMetric, type GenaiSeriesRow } from "../../ledger/signals.ts";
+import { GENAI_BOUNDARIES, type GenaiMetric, type GenaiSeriesRow } from "../../ledger/signals/signals.ts";
 import { type RepositoryLookup, VCS_SERIES_KEYS } from "../../vcs/repository.ts";
 import { ATTR, putClient, seriesKey } from "../attributes.ts";
 import { foldPoints } from "../fold.ts";

@@ -9,7 +9,7 @@
  * carries Cline's ids (and spans deterministic ids), so a backend can collapse it.
  */
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
-import type { SignalBatch, SignalKind, SignalRow, Signals } from "../../ledger/signals.ts";
+import type { SignalBatch, SignalKind, SignalRow, Signals } from "../../ledger/signals/signals.ts";
 import type { Logger } from "../../util/log.ts";
 import { describeExportError, healthTransition } from "../delivery.ts";
 

@@ -1,11 +1,11 @@
 import type Database from "better-sqlite3";
-import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
-import type { Captures } from "./captures.ts";
-import type { Checkpoints } from "./checkpoints.ts";
+import type { Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
+import type { Captures } from "../captures/captures.ts";
+import type { Checkpoints } from "../collection/checkpoints.ts";
+import { RollupSums } from "../rollups/rollup.ts";
+import { type CallRecord, type Inserted, indexDocument, type Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
-import { RollupSums } from "./rollup.ts";
 import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
-import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 

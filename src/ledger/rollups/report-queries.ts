@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { ROLLUP_BUCKET_MS } from "./tables/report-rollup-v3.ts";
+import { ROLLUP_BUCKET_MS } from "../tables/report-rollup-v3.ts";
 
 /** The schema version that has `report_rollup` (tables/report-rollup-v3.ts). */
 export const ROLLUP_VERSION = 3;

@@ -4,7 +4,7 @@
  * transaction's end, in it (Ingest), so the rollup never disagrees with the rows it sums.
  */
 import type Database from "better-sqlite3";
-import { ROLLUP_BUCKET_MS } from "./tables/report-rollup-v3.ts";
+import { ROLLUP_BUCKET_MS } from "../tables/report-rollup-v3.ts";
 
 /** The dimensions of a rolled-up row (an event's or a tool call's; client '' when not said). */
 export interface RollupDims {

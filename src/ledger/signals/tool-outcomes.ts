@@ -17,9 +17,9 @@
  * tool_calls.first_known (immutable: the two temporalities agree).
  */
 import type Database from "better-sqlite3";
-import { durationMs, type ToolOutcome } from "../adapter/timing.ts";
-import { type GenaiSeriesRow, WindowHistograms } from "./genai.ts";
-import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "./series.ts";
+import { durationMs, type ToolOutcome } from "../../adapter/timing.ts";
+import { type GenaiSeriesRow, WindowHistograms } from "../genai/genai.ts";
+import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "../usage/series.ts";
 
 /** One `cline.tool.calls` series: final calls by tool, usage knowledge and outcome. */
 export interface ToolOutcomeRow

@@ -3,8 +3,8 @@
  * them in order): what a final record is, a tool call's record columns, and a document's signals
  * indexed once per commit.
  */
-import type { ToolOutcome } from "../adapter/timing.ts";
-import type { DocumentSignals, ToolResult, UsageEvent } from "../adapter/types.ts";
+import type { ToolOutcome } from "../../adapter/timing.ts";
+import type { DocumentSignals, ToolResult, UsageEvent } from "../../adapter/types.ts";
 
 export type SignalKind = "chat" | "tool" | "turn" | "compaction";
 

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { type ExportState, type StateRow, stateFromRow, stateParams } from "./export-state.ts";
-import type { FoldCursor } from "./fold.ts";
+import type { FoldCursor } from "../usage/fold.ts";
+import { type ExportState, type StateRow, stateFromRow, stateParams } from "./state.ts";
 
 /** Where a keyset read over the series stands: the phase and the last series id read in it. */
 export type BackfillPhase = "usage" | "tool" | "outcome" | "genai" | "done";

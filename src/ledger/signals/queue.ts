@@ -12,7 +12,7 @@
  * queue row (112,000 on the 10,000-session backfill).
  */
 import type Database from "better-sqlite3";
-import type { ToolOutcome } from "../adapter/timing.ts";
+import type { ToolOutcome } from "../../adapter/timing.ts";
 
 /** One queue row, in COLUMNS order. */
 export interface QueueRow {
