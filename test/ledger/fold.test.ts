@@ -1,5 +1,5 @@
 /**
- * The folded series reads (src/ledger/fold.ts): their query plans (one pass over the one series
+ * The folded series reads (src/ledger/usage/fold.ts): their query plans (one pass over the one series
  * table, the grouping in a temporary B-tree, nothing joined or looked up per row), and keyset
  * pages that give every group once, whole, in key order.
  */

@@ -1,5 +1,5 @@
 /**
- * The write side of the GenAI histogram series (src/ledger/genai.ts): the observations of a
+ * The write side of the GenAI histogram series (src/ledger/genai/genai.ts): the observations of a
  * commit transaction are written once, at its end, in it; one that fails leaves nothing behind,
  * not even in memory for the next transaction; series merged across commits equal the same
  * observations summed in one.

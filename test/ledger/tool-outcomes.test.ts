@@ -1,5 +1,5 @@
 /**
- * The ledger side of cline.tool.calls by outcome (src/ledger/tool-outcomes.ts): the running series
+ * The ledger side of cline.tool.calls by outcome (src/ledger/signals/tool-outcomes.ts): the running series
  * equal the final calls whatever the order of reads, results and quiet times; every delta window
  * partition adds up to them; and every read of the final calls is a seq range of their index
  * (never a scan of every call ever stored, which made each ingest transaction cost O(history)); the

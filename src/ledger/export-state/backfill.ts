@@ -17,7 +17,7 @@ export interface BackfillProgress {
   readonly state: ExportState;
   readonly phase: BackfillPhase;
   readonly afterId: number;
-  /** A pass over folded series: the last acknowledged group key (src/ledger/fold.ts) instead of an id. */
+  /** A pass over folded series: the last acknowledged group key (src/ledger/usage/fold.ts) instead of an id. */
   readonly afterKey?: FoldCursor | undefined;
   /** Usage and tool series acknowledged so far, and how many the pass began with (progress). */
   readonly delivered: number;

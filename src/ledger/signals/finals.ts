@@ -1,5 +1,5 @@
 /**
- * How a stored call or turn becomes final (src/ledger/signals.ts calls these inside its commit
+ * How a stored call or turn becomes final (src/ledger/signals/signals.ts calls these inside its commit
  * or sweep transaction): the statement that flips its `final` flag is the guard, then its record
  * is written, numbered next in the one order, and its duration observed.
  */

@@ -1,5 +1,5 @@
 /**
- * The writes of signal_queue (src/ledger/signals.ts): the final records of one transaction that
+ * The writes of signal_queue (src/ledger/signals/signals.ts): the final records of one transaction that
  * are queue rows (turns and compactions) are buffered in the order they became final and written
  * at its end, up to QUEUE_ROWS per INSERT. seq is the rowid, given here from the one delivery
  * sequence that requests and calls share (their records are their events and tool_calls rows:

@@ -1,5 +1,5 @@
 /**
- * The signal records' vocabulary (src/ledger/signals.ts writes them, signal-watermarks.ts reads
+ * The signal records' vocabulary (src/ledger/signals/signals.ts writes them, signal-watermarks.ts reads
  * them in order): what a final record is, a tool call's record columns, and a document's signals
  * indexed once per commit.
  */

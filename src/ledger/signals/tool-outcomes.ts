@@ -5,7 +5,7 @@
  * cannot move a call from `unknown` to `success` later, so nothing is counted before the outcome
  * is decided.
  *
- * The seqs are the order in which calls became final (src/ledger/signals.ts), so both exports are
+ * The seqs are the order in which calls became final (src/ledger/signals/signals.ts), so both exports are
  * reads over seq ranges of tool_calls (its partial index tool_calls_signal_seq):
  * - cumulative: running totals per series (`tool_outcome_series`), brought up to the last final
  *   call (`tool_outcome_state.counted_seq`) by `count()` inside the transaction that made them final,

@@ -1,9 +1,9 @@
 /**
  * Schema v3, one self-contained step: `report_rollup`, the totals `report` reads instead of
- * grouping every event and tool-call row (src/ledger/report-queries.ts). One row per 15-minute UTC
+ * grouping every event and tool-call row (src/ledger/rollups/report-queries.ts). One row per 15-minute UTC
  * bucket of the message time and (agent, model, provider, project, client, no_calls): the events'
  * four token sums and count, and the tool calls' count. Kept current by the commit that inserts
- * the rows it sums (src/ledger/ingest.ts, `RollupSums`), in the same transaction; the step fills
+ * the rows it sums (src/ledger/usage/ingest.ts, `RollupSums`), in the same transaction; the step fills
  * it from the rows a v2 ledger already holds.
  *
  * Why 15 minutes: the report groups by 15-minute UTC buckets and folds them into days, weeks and
