@@ -4,6 +4,8 @@
  * Cases (default: all, in this order):
  *   startup   0. `--version`, `paths` and `npm start` vs `node -e 0` (bench/cases/startup.ts)
  *   cli       1. the issue-15 table, whole processes: cold/idle `report`, the idle daemon, `run --once`
+ *   ratios    1. issue 30's table in one run: cold/idle `report` and the idle daemon (in stat walks) on
+ *                10,000 sessions, 10,000 tasks and 240 large documents (bench/cases/ratios.ts)
  *   scan      1. scanner vs readFileSync+JSON.parse vs raw readFileSync on a ~70 MB document
  *   backfill  2. full collection of 2,000 sessions (~2 GB) vs reading them raw; events/s, peak RSS
  *   idle      3. idle pass over 10,000 sessions vs a readdir+stat walk; a pass with one changed
@@ -26,6 +28,7 @@ import { exportCase } from "./cases/export.ts";
 import { foldCase } from "./cases/fold.ts";
 import { idleCase } from "./cases/idle.ts";
 import { pickupCase } from "./cases/pickup.ts";
+import { ratiosCase } from "./cases/ratios.ts";
 import { scanCase } from "./cases/scan.ts";
 import { slowCase } from "./cases/slow.ts";
 import { startupCase } from "./cases/startup.ts";
@@ -135,6 +138,8 @@ async function runCase(
       return startupCase(tmp, sizes.startupReps);
     case "cli":
       return cliCase(tmp, sizes);
+    case "ratios":
+      return ratiosCase(tmp, sizes);
     case "scan":
       return scanCase({ tmp, sizeMB: sizes.scanMB, reps: sizes.scanReps });
     case "backfill":

@@ -20,17 +20,18 @@ import { atMost, type CaseResult, type Row } from "../lib/report.ts";
 import { fmt, interleave, MiB, median } from "../lib/stats.ts";
 import { ROOT } from "./startup.ts";
 
-const BIN = join(ROOT, "bin", "cline-otel.js");
+/** The CLI measured: this tree's bin, or another build's (CLINE_OTEL_BENCH_BIN: a before/after run). */
+export const BIN = process.env.CLINE_OTEL_BENCH_BIN ?? join(ROOT, "bin", "cline-otel.js");
 const PROBE = join(ROOT, "bench", "lib", "rss-probe.mjs");
 const NAIVE = join(ROOT, "bench", "lib", "naive-read.mjs");
 const DAY_MS = 24 * 3600_000;
 
-interface Probe {
+export interface Probe {
   readonly maxRssKB: number;
   readonly cpuMs: number;
 }
 
-interface Ran {
+export interface Ran {
   readonly ms: number;
   readonly probe: Probe;
   readonly stdout: string;
@@ -38,7 +39,7 @@ interface Ran {
 }
 
 /** Runs `node [probe] args` to completion (async: the OTLP receiver lives in this process). */
-function runNode(args: readonly string[], env: NodeJS.ProcessEnv, probeFile: string): Promise<Ran> {
+export function runNode(args: readonly string[], env: NodeJS.ProcessEnv, probeFile: string): Promise<Ran> {
   rmSync(probeFile, { force: true });
   const t = performance.now();
   const child = spawn(process.execPath, ["--import", PROBE, ...args], {
@@ -67,7 +68,7 @@ function runNode(args: readonly string[], env: NodeJS.ProcessEnv, probeFile: str
   });
 }
 
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith("CLINE_") || k.startsWith("OTEL_") || k === "XDG_STATE_HOME") continue;

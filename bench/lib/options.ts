@@ -5,6 +5,7 @@ import { MiB } from "./stats.ts";
 export const CASES = [
   "startup",
   "cli",
+  "ratios",
   "scan",
   "backfill",
   "idle",

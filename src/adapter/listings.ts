@@ -1,7 +1,7 @@
 /**
  * Persisted directory listings, for every adapter: what a directory held when it was last listed,
  * kept with the directory's mark, so a later process pays one stat for an unchanged directory
- * instead of a readdir. The ledger stores them (src/ledger/listings.ts, never anything under the
+ * instead of a readdir. The ledger stores them (src/ledger/collection/listings.ts, never anything under the
  * agent's own directories); the adapter decides which directories and what of their entries.
  *
  * Why a stat is enough: adding, removing or renaming an entry changes the directory's mtime and

@@ -1,15 +1,15 @@
 /**
  * One cumulative export read in pages, acknowledged page by page. Before a page is read, every
  * request before it was acknowledged, so the position after the previous page is recorded in the
- * ledger (`export_backfill`, src/ledger/export-backfill.ts) first: a cut, a timeout, SIGTERM or
+ * ledger (`export_backfill`, src/ledger/export-state/backfill.ts) first: a cut, a timeout, SIGTERM or
  * kill -9 keeps what the backend acknowledged, and the next collection resumes after it
  * (`resumePoint`) instead of sending the whole history again. The export state of the collection
  * that began the pass is committed only once its last page is delivered, in the same transaction
  * that drops the progress row (docs/design-export.md "A backfill, page by page").
  */
 import type { MetricData, ScopeMetrics } from "@opentelemetry/sdk-metrics";
-import { foldColumns } from "../ledger/fold.ts";
 import type { BackfillProgress, ExportState, FoldKey, Ledger } from "../ledger/ledger.ts";
+import { foldColumns } from "../ledger/usage/fold.ts";
 import type { CumulativePages, PageCursor } from "./pages.ts";
 import type { TranslateOptions } from "./translate.ts";
 

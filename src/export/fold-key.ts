@@ -1,5 +1,5 @@
 /**
- * Which ledger key columns a cumulative export folds (src/ledger/fold.ts): the series key less
+ * Which ledger key columns a cumulative export folds (src/ledger/usage/fold.ts): the series key less
  * what is not exported (session_id when session.id is off; project when neither cline.project
  * nor a repository attribute is), and the project grouped by its rendering when that rendering
  * is not injective (basename, hash) or repository attributes are derived from it. Grouping by the

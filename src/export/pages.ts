@@ -10,14 +10,14 @@
  * after that time, is live again at the next export. A pass cut after some acknowledged pages
  * resumes after the last of them (`from`, src/export/backfill.ts). Where series collapse (session id
  * off, a non-injective project rendering: `fold`), the pages are keyset reads over the folded group
- * keys instead (src/ledger/fold.ts): each group is summed in SQL and read whole, on one page, so
+ * keys instead (src/ledger/usage/fold.ts): each group is summed in SQL and read whole, on one page, so
  * no attribute set is ever split across pages as partial sums.
  */
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { BackfillPhase, FoldCursor, FoldKey, Ledger, LiveFilter } from "../ledger/ledger.ts";
-import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/series.ts";
-import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
+import type { ToolOutcomeRow } from "../ledger/signals/tool-outcomes.ts";
+import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/usage/series.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";
@@ -53,7 +53,7 @@ export class CumulativePages {
   private readonly cursor: PageCursor;
   private seriesRead = 0;
 
-  /** `from`: resume after a position a backend acknowledged (src/ledger/export-backfill.ts). */
+  /** `from`: resume after a position a backend acknowledged (src/ledger/export-state/backfill.ts). */
   constructor(
     private readonly ledger: Ledger,
     private readonly opts: PageOptions,
@@ -103,7 +103,7 @@ export class CumulativePages {
         c.afterKey = undefined;
       }
     }
-    // cline.tool.calls by outcome: one point per row (tool_outcome_series, src/ledger/tool-outcomes.ts).
+    // cline.tool.calls by outcome: one point per row (tool_outcome_series, src/ledger/signals/tool-outcomes.ts).
     const outcomes: ToolOutcomeRow[] = [];
     if (c.phase === "outcome" && room > 0) {
       const t = this.ledger.signals?.toolOutcomes;

@@ -66,7 +66,7 @@ export interface ProducerOptions {
    * Cumulative, push exporters: read the live series in pages of at most this many points, the
    * first in the collection, the others read by the CommittingExporter one request at a time
    * (src/export/pages.ts), so the export holds one request's points, not every live series.
-   * Series that collapse are read folded in SQL, by group key (src/ledger/fold.ts). Never for a
+   * Series that collapse are read folded in SQL, by group key (src/ledger/usage/fold.ts). Never for a
    * pull exporter, which serializes one whole collection.
    */
   readonly pagePoints?: number;

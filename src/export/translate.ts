@@ -6,7 +6,7 @@ import { ValueType } from "@opentelemetry/api";
 import type { ProjectMode } from "../config/config.ts";
 import { computeCost, type Price } from "../cost/index.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
-import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
+import type { ToolOutcomeRow } from "../ledger/signals/tool-outcomes.ts";
 import type { RepositoryLookup } from "../vcs/repository.ts";
 import {
   ATTR,

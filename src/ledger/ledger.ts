@@ -1,20 +1,21 @@
 import type Database from "better-sqlite3";
 import type { SourceCheckpoint } from "../adapter/types.ts";
-import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures.ts";
-import { Checkpoints } from "./checkpoints.ts";
+import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures/captures.ts";
+import { Checkpoints } from "./collection/checkpoints.ts";
+import { Listings } from "./collection/listings.ts";
+import { ExportBackfills } from "./export-state/backfill.ts";
+import { type ExportState, ExportStates } from "./export-state/state.ts";
+import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
+import { ReportQueries, ROLLUP_VERSION } from "./rollups/report-queries.ts";
+import { Signals } from "./signals/signals.ts";
 import {
   COMPACTIONS_VERSION,
   type CompactionRow,
   type CompactionSeriesRow,
   Compactions,
-} from "./compactions.ts";
-import { ExportBackfills } from "./export-backfill.ts";
-import { type ExportState, ExportStates } from "./export-state.ts";
-import { SeriesFolds } from "./fold.ts";
-import { type CommitResult, Ingest, type ReadObservation } from "./ingest.ts";
-import { Listings } from "./listings.ts";
-import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
-import { ReportQueries } from "./report-queries.ts";
+} from "./usage/compactions.ts";
+import { SeriesFolds } from "./usage/fold.ts";
+import { type CommitResult, Ingest, type ReadObservation } from "./usage/ingest.ts";
 import {
   type IdWindow,
   type LiveFilter,
@@ -22,18 +23,17 @@ import {
   SeriesReads,
   type ToolSeriesRow,
   type UsageSeriesRow,
-} from "./series.ts";
-import { Signals } from "./signals.ts";
+} from "./usage/series.ts";
 
-export type { CaptureRow, CaptureSeriesRow } from "./captures.ts";
-export type { CompactionRow, CompactionSeriesRow } from "./compactions.ts";
-export type { BackfillPhase, BackfillProgress } from "./export-backfill.ts";
-export type { ExportState } from "./export-state.ts";
-export type { FoldCursor, Folded, FoldKey, FoldPage, TableFold } from "./fold.ts";
-export type { CommitResult, ReadObservation } from "./ingest.ts";
+export type { CaptureRow, CaptureSeriesRow } from "./captures/captures.ts";
+export type { BackfillPhase, BackfillProgress } from "./export-state/backfill.ts";
+export type { ExportState } from "./export-state/state.ts";
 export { LEDGER_FILE, LedgerError, readHolderPid } from "./open.ts";
-export type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow, UsageSeriesRow } from "./series.ts";
-export type { SignalBatch, SignalCursor, SignalKind, SignalRow } from "./signals.ts";
+export type { SignalBatch, SignalCursor, SignalKind, SignalRow } from "./signals/signals.ts";
+export type { CompactionRow, CompactionSeriesRow } from "./usage/compactions.ts";
+export type { FoldCursor, Folded, FoldKey, FoldPage, TableFold } from "./usage/fold.ts";
+export type { CommitResult, ReadObservation } from "./usage/ingest.ts";
+export type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow, UsageSeriesRow } from "./usage/series.ts";
 
 export type LedgerOptions = OpenOptions;
 
@@ -68,6 +68,8 @@ export class Ledger {
   /** The series folded in SQL, in keyset pages (a cumulative export whose series collapse). */
   readonly folds: SeriesFolds;
   private reportQueries: ReportQueries | undefined;
+  /** The schema version of the ledger as opened (a writer's is always this build's). */
+  private readonly version: number;
 
   private constructor(opened: ReturnType<typeof openLedgerDb>, now: () => number) {
     const { db, version } = opened;
@@ -75,6 +77,7 @@ export class Ledger {
     this.db = db;
     this.lock = opened.lock;
     this.integrityChecked = opened.checked;
+    this.version = version;
     const meta = new Map(
       (db.prepare("SELECT key, value FROM meta").all() as { key: string; value: string }[]).map((r) => [
         r.key,
@@ -288,7 +291,7 @@ export class Ledger {
 
   /** The grouped totals `report` prints (prepared on first use, then kept). */
   get report(): ReportQueries {
-    this.reportQueries ??= new ReportQueries(this.db);
+    this.reportQueries ??= new ReportQueries(this.db, this.version >= ROLLUP_VERSION);
     return this.reportQueries;
   }
 }

@@ -2,7 +2,7 @@
  * Grouped ledger totals with days, weeks and months of an IANA zone: SQL groups by UTC bucket
  * (./buckets.ts says why that is exact), this folds the buckets into periods.
  */
-import type { GroupKind, LedgerDim, ReportQueries } from "../ledger/report-queries.ts";
+import type { GroupKind, LedgerDim, ReportQueries } from "../ledger/rollups/report-queries.ts";
 import { BUCKET_WIDTHS_MS, bucketLabeller } from "./buckets.ts";
 import { type GroupDim, isTimeDim } from "./dims.ts";
 import type { Zone } from "./time/zone.ts";
@@ -67,9 +67,10 @@ export function groupedQuery(queries: ReportQueries, fromMs: number, toMs: numbe
   function run(kind: GroupKind, dims: readonly GroupDim[]): Row[] {
     const time = dims.filter(isTimeDim);
     const columns = [...new Set(dims.map((d): LedgerDim => (isTimeDim(d) ? "bucket" : d)))];
-    if (time.length === 0) return queries.grouped(kind, columns, { fromMs, toMs, bucketMs: 1 });
+    // From the ledger's rollup where it can answer (ReportQueries.summed), else its rows.
+    if (time.length === 0) return queries.summed(kind, columns, { fromMs, toMs, bucketMs: 1 });
     for (const bucketMs of BUCKET_WIDTHS_MS) {
-      const rows = queries.grouped(kind, columns, { fromMs, toMs, bucketMs });
+      const rows = queries.summed(kind, columns, { fromMs, toMs, bucketMs });
       const labellers = time.map((d) => [d, bucketLabeller(zone, d, bucketMs)] as const);
       const labelled: Row[] = [];
       let exact = true;

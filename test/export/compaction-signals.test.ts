@@ -23,7 +23,7 @@ import { SignalPipeline } from "../../src/export/signals/pipeline.ts";
 import { spanIdOf, traceIdOf } from "../../src/export/traces/ids.ts";
 import { toSpan } from "../../src/export/traces/spans.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import type { SignalRow } from "../../src/ledger/signals.ts";
+import type { SignalRow } from "../../src/ledger/signals/signals.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { placeCompactionFixture } from "../adapter/cline/compaction/fixture.ts";
 import { type ReceivedSpan, type Receiver, startReceiver } from "./helpers/otlp-receiver.ts";

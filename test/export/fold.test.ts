@@ -1,6 +1,6 @@
 /**
  * Series that collapse (session.id off, project none / basename / hash, repository attributes
- * derived from the project), folded in SQL (src/ledger/fold.ts) and read in pages: the export
+ * derived from the project), folded in SQL (src/ledger/usage/fold.ts) and read in pages: the export
  * holds exactly what folding every ledger row in JS gives (the reference: translate over all rows,
  * then the TTL), each attribute set once per pass even where renderings collide (two `app`
  * folders, one repository for two paths), through the real SDK reader, paged and whole.

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { GENAI_ATTRIBUTES } from "../../src/export/genai/metrics.ts";
 import { ExportPipeline } from "../../src/export/pipeline.ts";
 import { buildPriceLookup } from "../../src/export/price-lookup.ts";
-import { GENAI_TOKEN_BOUNDARIES, TOOL_DURATION_BOUNDARIES } from "../../src/ledger/signals.ts";
+import { GENAI_TOKEN_BOUNDARIES, TOOL_DURATION_BOUNDARIES } from "../../src/ledger/signals/signals.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { LEAD_PATH, leadDoc, observe, ROOT } from "../helpers/signal-docs.ts";
 import { exportTestConfig } from "./helpers/config.ts";

@@ -11,7 +11,7 @@ import { toLogRecord } from "../../src/export/events/records.ts";
 import { buildPriceLookup } from "../../src/export/price-lookup.ts";
 import { toSpan } from "../../src/export/traces/spans.ts";
 import { NO_PRICES, translate } from "../../src/export/translate.ts";
-import type { SignalKind, SignalRow } from "../../src/ledger/signals.ts";
+import type { SignalKind, SignalRow } from "../../src/ledger/signals/signals.ts";
 import { call, docSignals, event, observation, result } from "../helpers/events.ts";
 import { type TempLedger, tempLedger } from "./helpers/ledger.ts";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import type { Signals } from "../../src/ledger/signals.ts";
+import type { Signals } from "../../src/ledger/signals/signals.ts";
 
 export interface ScopedLedgers {
   /** A fresh temp state dir, removed after the test. */

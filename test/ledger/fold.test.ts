@@ -1,5 +1,5 @@
 /**
- * The folded series reads (src/ledger/fold.ts): their query plans (one pass over the one series
+ * The folded series reads (src/ledger/usage/fold.ts): their query plans (one pass over the one series
  * table, the grouping in a temporary B-tree, nothing joined or looked up per row), and keyset
  * pages that give every group once, whole, in key order.
  */
@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FOLD_TABLES, type FoldKey, foldSql } from "../../src/ledger/fold.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
+import { FOLD_TABLES, type FoldKey, foldSql } from "../../src/ledger/usage/fold.ts";
 import { fillLedger } from "../export/helpers/ledger.ts";
 
 let dir: string;

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { GENAI_BOUNDARIES, GENAI_BUCKET_COLUMNS } from "../../src/ledger/genai.ts";
+import { GENAI_BOUNDARIES, GENAI_BUCKET_COLUMNS } from "../../src/ledger/genai/genai.ts";
 import { LEDGER_FILE } from "../../src/ledger/ledger.ts";
-import type { GenaiSeriesRow } from "../../src/ledger/signals.ts";
+import type { GenaiSeriesRow } from "../../src/ledger/signals/signals.ts";
 import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { LEDGER_FILE, type Ledger } from "../../src/ledger/ledger.ts";
-import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
+import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals/signals.ts";
 import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,

@@ -1,5 +1,5 @@
 /**
- * The write side of the GenAI histogram series (src/ledger/genai.ts): the observations of a
+ * The write side of the GenAI histogram series (src/ledger/genai/genai.ts): the observations of a
  * commit transaction are written once, at its end, in it; one that fails leaves nothing behind,
  * not even in memory for the next transaction; series merged across commits equal the same
  * observations summed in one.
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { prng } from "../../bench/lib/messages-doc.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals.ts";
+import type { GenaiSeriesRow, Signals } from "../../src/ledger/signals/signals.ts";
 import {
   assistant,
   LEAD_PATH,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { LEDGER_FILE } from "../../src/ledger/open.ts";
-import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
+import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals/signals.ts";
 import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,

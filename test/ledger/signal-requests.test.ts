@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Ledger } from "../../src/ledger/ledger.ts";
 import { LEDGER_FILE } from "../../src/ledger/open.ts";
-import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
+import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals/signals.ts";
 import { scopedLedgers } from "../helpers/ledgers.ts";
 import {
   assistant,

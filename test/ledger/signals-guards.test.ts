@@ -11,7 +11,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals.ts";
+import type { SignalKind, SignalRow, Signals } from "../../src/ledger/signals/signals.ts";
 import { LEAD_PATH, leadDoc, messagesDoc, observe } from "../helpers/signal-docs.ts";
 
 let dir: string;

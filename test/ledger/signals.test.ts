@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { turnKey } from "../../src/adapter/cline/dedup.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
-import type { SignalKind, Signals } from "../../src/ledger/signals.ts";
+import type { SignalKind, Signals } from "../../src/ledger/signals/signals.ts";
 import {
   assistant,
   LEAD_PATH,

@@ -1,5 +1,5 @@
 /**
- * The ledger side of cline.tool.calls by outcome (src/ledger/tool-outcomes.ts): the running series
+ * The ledger side of cline.tool.calls by outcome (src/ledger/signals/tool-outcomes.ts): the running series
  * equal the final calls whatever the order of reads, results and quiet times; every delta window
  * partition adds up to them; and every read of the final calls is a seq range of their index
  * (never a scan of every call ever stored, which made each ingest transaction cost O(history)); the
@@ -13,10 +13,10 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { prng as rng } from "../../bench/lib/messages-doc.ts";
 import type { ToolCall } from "../../src/adapter/types.ts";
-import { TOOL_DURATION_BOUNDARIES } from "../../src/ledger/genai.ts";
+import { TOOL_DURATION_BOUNDARIES } from "../../src/ledger/genai/genai.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
-import type { GenaiSeriesRow } from "../../src/ledger/signals.ts";
-import { QUEUE_SQL, type ToolOutcomeRow } from "../../src/ledger/tool-outcomes.ts";
+import type { GenaiSeriesRow } from "../../src/ledger/signals/signals.ts";
+import { QUEUE_SQL, type ToolOutcomeRow } from "../../src/ledger/signals/tool-outcomes.ts";
 import { call, docSignals, event, observation, result } from "../helpers/events.ts";
 
 const T = 1_796_000_000_000;

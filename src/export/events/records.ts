@@ -11,7 +11,7 @@ import { type Attributes, SeverityNumber, TraceFlags } from "@opentelemetry/api"
 import type { InstrumentationScope } from "@opentelemetry/core";
 import type { Resource } from "@opentelemetry/resources";
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
-import type { SignalRow } from "../../ledger/signals.ts";
+import type { SignalRow } from "../../ledger/signals/signals.ts";
 import {
   type AttributeOptions,
   chatUsage,

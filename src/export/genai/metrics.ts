@@ -1,9 +1,9 @@
 /**
  * The GenAI semantic-convention histograms, beside the cline.* counters, from the ledger's
- * genai series (src/ledger/genai.ts): built the same way as the other metrics (ledger totals
+ * genai series (src/ledger/genai/genai.ts): built the same way as the other metrics (ledger totals
  * with the persisted stream start; TTL; delta: the request histograms over the counters' event
  * window, cline.tool.duration over the window of final tool calls with cline.tool.calls,
- * src/ledger/tool-outcomes.ts), so they are exactly once by the same rules. Pure, table-tested.
+ * src/ledger/signals/tool-outcomes.ts), so they are exactly once by the same rules. Pure, table-tested.
  *
  *   gen_ai.client.token.usage        {token}  gen_ai.token.type = input (ALL input: uncached +
  *                                             cache read + cache write) | output
@@ -14,7 +14,7 @@
 import { type Attributes, type HrTime, ValueType } from "@opentelemetry/api";
 import { AggregationTemporality, DataPointType, type HistogramMetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../../config/config.ts";
-import { GENAI_BOUNDARIES, type GenaiMetric, type GenaiSeriesRow } from "../../ledger/signals.ts";
+import { GENAI_BOUNDARIES, type GenaiMetric, type GenaiSeriesRow } from "../../ledger/signals/signals.ts";
 import { type RepositoryLookup, VCS_SERIES_KEYS } from "../../vcs/repository.ts";
 import { ATTR, putClient, seriesKey } from "../attributes.ts";
 import { foldPoints } from "../fold.ts";

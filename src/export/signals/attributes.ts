@@ -6,7 +6,7 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { ProjectMode } from "../../config/config.ts";
 import { computeCost } from "../../cost/index.ts";
-import type { SignalRow } from "../../ledger/signals.ts";
+import type { SignalRow } from "../../ledger/signals/signals.ts";
 import { ATTR, renderProject } from "../attributes.ts";
 import { COMPACTION_ATTR, UNRECORDED_REASON } from "../compactions.ts";
 import type { DataAttributes } from "../team-attributes.ts";

@@ -11,7 +11,7 @@ import type { ProjectMode } from "../../config/config.ts";
 import type { OtlpSettings } from "../../config/otlp.ts";
 import type { SignalConfig, SignalsConfig } from "../../config/signals.ts";
 import type { Ledger } from "../../ledger/ledger.ts";
-import type { SignalKind, SignalRow } from "../../ledger/signals.ts";
+import type { SignalKind, SignalRow } from "../../ledger/signals/signals.ts";
 import type { Logger } from "../../util/log.ts";
 import { toLogRecord } from "../events/records.ts";
 import type { DataAttributes } from "../team-attributes.ts";

@@ -1,5 +1,5 @@
 /**
- * Delivers the ledger's signal queue (src/ledger/signals.ts) to one exporter, exactly once:
+ * Delivers the ledger's signal queue (src/ledger/signals/signals.ts) to one exporter, exactly once:
  * read a bounded batch after this exporter's watermark, export it, and on SUCCESS commit the
  * new watermark (compare-and-set on the one it was read from). Anything else leaves the
  * watermark where it was, so the next round sends the same records again. Rounds never overlap.
@@ -9,7 +9,7 @@
  * carries Cline's ids (and spans deterministic ids), so a backend can collapse it.
  */
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
-import type { SignalBatch, SignalKind, SignalRow, Signals } from "../../ledger/signals.ts";
+import type { SignalBatch, SignalKind, SignalRow, Signals } from "../../ledger/signals/signals.ts";
 import type { Logger } from "../../util/log.ts";
 import { describeExportError, healthTransition } from "../delivery.ts";
 

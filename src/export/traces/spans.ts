@@ -25,7 +25,7 @@ import {
 import type { InstrumentationScope } from "@opentelemetry/core";
 import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
-import type { SignalRow } from "../../ledger/signals.ts";
+import type { SignalRow } from "../../ledger/signals/signals.ts";
 import {
   type AttributeOptions,
   chatUsage,

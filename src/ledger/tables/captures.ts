@@ -84,7 +84,7 @@ export const CAPTURE_TABLES = `
     PRIMARY KEY (series_id, metric, bucket)
   ) STRICT, WITHOUT ROWID;
 
-  -- One row per observed compaction (src/ledger/compactions.ts); root_session_id: its trace.
+  -- One row per observed compaction (src/ledger/usage/compactions.ts); root_session_id: its trace.
   CREATE TABLE compactions (
     id                   INTEGER PRIMARY KEY,
     compaction_key       TEXT NOT NULL UNIQUE,

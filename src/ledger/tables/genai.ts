@@ -6,7 +6,7 @@ function buckets(prefix: string, n: number): string {
 /**
  * The GenAI semantic-convention histograms (gen_ai.client.token.usage,
  * gen_ai.client.operation.duration) and cline.tool.duration, running totals kept in the same
- * transaction as the rows they sum (src/ledger/genai.ts: bucket bounds and columns). A request row
+ * transaction as the rows they sum (src/ledger/genai/genai.ts: bucket bounds and columns). A request row
  * (tool_name and outcome '') holds a session's, model's and provider's three histograms: input
  * tokens (count..b14), output tokens (out_*, o0..o14), operation duration (dur_*, d0..d14); a tool
  * row holds one tool's duration by outcome (count..b17). A NULL count: that histogram is absent.

@@ -1,5 +1,5 @@
 /**
- * What events and traces need beyond the counts (src/ledger/signals.ts): each document's last
+ * What events and traces need beyond the counts (src/ledger/signals/signals.ts): each document's last
  * time, calls not yet final, results read before their call, turns, the final records that are
  * not a request or a call (turns, compactions) and each signal exporter's watermark. Requests'
  * and calls' records live on their events and tool_calls rows (usage.ts), in the same order.

@@ -17,7 +17,7 @@ export const STATE_TABLES = `
     updated_ms INTEGER NOT NULL
   ) STRICT;
 
-  -- What each of an agent's directories held when last listed, with its mark (src/ledger/listings.ts,
+  -- What each of an agent's directories held when last listed, with its mark (src/ledger/collection/listings.ts,
   -- src/adapter/listings.ts), so an idle report stats a folder instead of listing it. A cache only.
   CREATE TABLE listings (
     scope    TEXT NOT NULL,
@@ -45,7 +45,7 @@ export const STATE_TABLES = `
   -- Per metrics exporter: how far a cumulative export read in pages has been acknowledged by the
   -- backend (phase, the last acknowledged row id, delivered of total), with the watermarks and
   -- options of the pass it belongs to, so a cut, a timeout, SIGTERM or kill -9 keeps what was
-  -- delivered and the next export resumes after it (src/ledger/export-backfill.ts,
+  -- delivered and the next export resumes after it (src/ledger/export-state/backfill.ts,
   -- docs/design-export.md "A backfill, page by page"). No row: no backfill under way.
   CREATE TABLE export_backfill (
     exporter             TEXT PRIMARY KEY,
@@ -65,7 +65,7 @@ export const STATE_TABLES = `
 `;
 
 /**
- * Ledger v2: where a pass over FOLDED series stands (src/ledger/fold.ts): the last acknowledged
+ * Ledger v2: where a pass over FOLDED series stands (src/ledger/usage/fold.ts): the last acknowledged
  * group key as a JSON array (NULL: the pass reads rows by id, after_id). One statement, kept apart
  * so the v2 step can take other changes beside it.
  */

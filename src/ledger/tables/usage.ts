@@ -116,7 +116,7 @@ export const USAGE_TABLES = `
     UNIQUE (session_id, agent, project, model, provider, tool_name, usage_known)
   ) STRICT;
 
-  -- cline.tool.calls by outcome, counted once a call is final (src/ledger/tool-outcomes.ts): totals
+  -- cline.tool.calls by outcome, counted once a call is final (src/ledger/signals/tool-outcomes.ts): totals
   -- over the final calls up to tool_outcome_state.counted_seq (its one row).
   CREATE TABLE tool_outcome_series (
     id            INTEGER PRIMARY KEY,

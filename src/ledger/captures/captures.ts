@@ -1,8 +1,8 @@
 import type Database from "better-sqlite3";
-import type { RequestCapture } from "../adapter/types.ts";
-import { bucketIndex, CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "./schema.ts";
-import type { IdWindow } from "./series.ts";
-import { clientColumn, versionedStatements } from "./statements.ts";
+import type { RequestCapture } from "../../adapter/types.ts";
+import { bucketIndex, CAPTURE_PAYLOAD_BOUNDARIES, CAPTURE_TOKEN_BOUNDARIES } from "../schema.ts";
+import { clientColumn, versionedStatements } from "../statements.ts";
+import type { IdWindow } from "../usage/series.ts";
 
 /** Schema version from which the ledger has the capture tables (the baseline). */
 export const CAPTURES_VERSION = 1;

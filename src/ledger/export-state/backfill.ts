@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { type ExportState, type StateRow, stateFromRow, stateParams } from "./export-state.ts";
-import type { FoldCursor } from "./fold.ts";
+import type { FoldCursor } from "../usage/fold.ts";
+import { type ExportState, type StateRow, stateFromRow, stateParams } from "./state.ts";
 
 /** Where a keyset read over the series stands: the phase and the last series id read in it. */
 export type BackfillPhase = "usage" | "tool" | "outcome" | "genai" | "done";
@@ -17,7 +17,7 @@ export interface BackfillProgress {
   readonly state: ExportState;
   readonly phase: BackfillPhase;
   readonly afterId: number;
-  /** A pass over folded series: the last acknowledged group key (src/ledger/fold.ts) instead of an id. */
+  /** A pass over folded series: the last acknowledged group key (src/ledger/usage/fold.ts) instead of an id. */
   readonly afterKey?: FoldCursor | undefined;
   /** Usage and tool series acknowledged so far, and how many the pass began with (progress). */
   readonly delivered: number;

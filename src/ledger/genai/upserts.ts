@@ -3,6 +3,7 @@
  * upserts that merge them into the running totals, bound by position.
  */
 import type Database from "better-sqlite3";
+import { bucketIndex } from "../schema.ts";
 import {
   DUR,
   GENAI_BOUNDARIES,
@@ -14,8 +15,7 @@ import {
   MAIN,
   OUT,
   TOKEN_BUCKETS,
-} from "./genai-layout.ts";
-import { bucketIndex } from "./schema.ts";
+} from "./layout.ts";
 
 export interface PendingGenai {
   readonly metric: GenaiMetric;

@@ -1,5 +1,5 @@
 /**
- * The writes of signal_queue (src/ledger/signals.ts): the final records of one transaction that
+ * The writes of signal_queue (src/ledger/signals/signals.ts): the final records of one transaction that
  * are queue rows (turns and compactions) are buffered in the order they became final and written
  * at its end, up to QUEUE_ROWS per INSERT. seq is the rowid, given here from the one delivery
  * sequence that requests and calls share (their records are their events and tool_calls rows:
@@ -12,7 +12,7 @@
  * queue row (112,000 on the 10,000-session backfill).
  */
 import type Database from "better-sqlite3";
-import type { ToolOutcome } from "../adapter/timing.ts";
+import type { ToolOutcome } from "../../adapter/timing.ts";
 
 /** One queue row, in COLUMNS order. */
 export interface QueueRow {

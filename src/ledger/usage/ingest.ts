@@ -1,10 +1,11 @@
 import type Database from "better-sqlite3";
-import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
-import type { Captures } from "./captures.ts";
-import type { Checkpoints } from "./checkpoints.ts";
+import type { Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
+import type { Captures } from "../captures/captures.ts";
+import type { Checkpoints } from "../collection/checkpoints.ts";
+import { RollupSums } from "../rollups/rollup.ts";
+import { type CallRecord, type Inserted, indexDocument, type Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
 import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
-import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 
@@ -28,6 +29,8 @@ type Components = { input: number; output: number; cacheRead: number; cacheWrite
  */
 export class Ingest {
   private readonly st;
+  /** The report rollup's sums of the transaction in progress (written at its end, in it). */
+  private readonly rollup: RollupSums;
   private readonly run: (o: ReadObservation) => CommitResult;
   private readonly runAll: (os: readonly ReadObservation[]) => CommitResult[];
   /** The ingestion time of the last source committed (the GenAI series' updated_ms). */
@@ -42,17 +45,22 @@ export class Ingest {
     private readonly compactions?: Compactions,
   ) {
     this.st = prepare(db);
-    // The GenAI sums of all sources of a transaction are written once, at its end (in it).
+    this.rollup = new RollupSums(db);
+    // The GenAI and rollup sums of all sources of a transaction are written once, at its end (in it).
     this.run = db.transaction((o: ReadObservation) => {
       this.signals?.begin();
+      this.rollup.reset();
       const r = this.commitRows(o);
       this.signals?.flush(this.lastNowMs);
+      this.rollup.write();
       return r;
     });
     this.runAll = db.transaction((os: readonly ReadObservation[]) => {
       this.signals?.begin();
+      this.rollup.reset();
       const rs = os.map((o) => this.commitRows(o));
       this.signals?.flush(this.lastNowMs);
+      this.rollup.write();
       return rs;
     });
   }
@@ -186,6 +194,7 @@ export class Ingest {
     if (info.changes === 0) return false;
     signals?.claimSeq();
     sums.usageOf(seriesKeyOf(e)).add(e, 1, e.timestampMs);
+    this.rollup.addEvent(e);
     return true;
   }
 
@@ -244,6 +253,7 @@ export class Ingest {
     if (info.changes > 0) {
       if (record !== undefined && record.signalSeq !== null) this.signals?.claimSeq();
       sums.toolOf(seriesKeyOf(c), c.toolName, known).add(share, 1, c.timestampMs);
+      this.rollup.addCall(c);
       return "added";
     }
     if (!paid || !added.has(c.usageKey)) return "known";

@@ -5,7 +5,7 @@
  * cannot move a call from `unknown` to `success` later, so nothing is counted before the outcome
  * is decided.
  *
- * The seqs are the order in which calls became final (src/ledger/signals.ts), so both exports are
+ * The seqs are the order in which calls became final (src/ledger/signals/signals.ts), so both exports are
  * reads over seq ranges of tool_calls (its partial index tool_calls_signal_seq):
  * - cumulative: running totals per series (`tool_outcome_series`), brought up to the last final
  *   call (`tool_outcome_state.counted_seq`) by `count()` inside the transaction that made them final,
@@ -17,9 +17,9 @@
  * tool_calls.first_known (immutable: the two temporalities agree).
  */
 import type Database from "better-sqlite3";
-import { durationMs, type ToolOutcome } from "../adapter/timing.ts";
-import { type GenaiSeriesRow, WindowHistograms } from "./genai.ts";
-import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "./series.ts";
+import { durationMs, type ToolOutcome } from "../../adapter/timing.ts";
+import { type GenaiSeriesRow, WindowHistograms } from "../genai/genai.ts";
+import type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow } from "../usage/series.ts";
 
 /** One `cline.tool.calls` series: final calls by tool, usage knowledge and outcome. */
 export interface ToolOutcomeRow

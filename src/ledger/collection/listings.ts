@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { ListingStore, StoredListing } from "../adapter/listings.ts";
+import type { ListingStore, StoredListing } from "../../adapter/listings.ts";
 
 /** A stored listing with its path (the extra field is harmless where a StoredListing is read). */
 type ListingRow = StoredListing & { readonly path: string };

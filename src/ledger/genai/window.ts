@@ -1,6 +1,7 @@
 /** The "window" side of the GenAI histograms: a delta window's histograms, built in memory. */
-import { GENAI_BOUNDARIES, type GenaiDims, type GenaiMetric, type GenaiSeriesRow } from "./genai-layout.ts";
-import { bucketIndex } from "./schema.ts";
+
+import { bucketIndex } from "../schema.ts";
+import { GENAI_BOUNDARIES, type GenaiDims, type GenaiMetric, type GenaiSeriesRow } from "./layout.ts";
 
 /**
  * Histograms of a delta window, built from its rows in memory (a window is bounded by the

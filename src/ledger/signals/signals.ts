@@ -17,7 +17,7 @@
  * new (see `record`), not deduplicated by an index.
  */
 import type Database from "better-sqlite3";
-import { durationMs, toolCallEnd } from "../adapter/timing.ts";
+import { durationMs, toolCallEnd } from "../../adapter/timing.ts";
 import type {
   AgentTurn,
   Compaction,
@@ -25,21 +25,15 @@ import type {
   ToolCall,
   ToolResult,
   UsageEvent,
-} from "../adapter/types.ts";
-import { GenaiSeries, type GenaiSeriesRow } from "./genai.ts";
+} from "../../adapter/types.ts";
+import { GenaiSeries, type GenaiSeriesRow } from "../genai/genai.ts";
 
-import { SignalFinals, type TurnRow } from "./signal-finals.ts";
-import { QueueWriter } from "./signal-queue.ts";
-import {
-  type CallRecord,
-  type DocumentIndex,
-  type Inserted,
-  OPEN_CALL,
-  type SignalKind,
-} from "./signal-records.ts";
-import { type SignalBatch, type SignalCursor, SignalWatermarks } from "./signal-watermarks.ts";
-import { prepareSignalWrites } from "./signal-writes.ts";
+import { SignalFinals, type TurnRow } from "./finals.ts";
+import { QueueWriter } from "./queue.ts";
+import { type CallRecord, type DocumentIndex, type Inserted, OPEN_CALL, type SignalKind } from "./records.ts";
 import { ToolOutcomes } from "./tool-outcomes.ts";
+import { type SignalBatch, type SignalCursor, SignalWatermarks } from "./watermarks.ts";
+import { prepareSignalWrites } from "./writes.ts";
 
 export {
   GENAI_BOUNDARIES,
@@ -48,7 +42,7 @@ export {
   type GenaiMetric,
   type GenaiSeriesRow,
   TOOL_DURATION_BOUNDARIES,
-} from "./genai.ts";
+} from "../genai/genai.ts";
 export {
   type CallRecord,
   type DocumentIndex,
@@ -57,8 +51,8 @@ export {
   type SignalKind,
   type SignalRow,
   turnKeysOf,
-} from "./signal-records.ts";
-export type { SignalBatch, SignalCursor } from "./signal-watermarks.ts";
+} from "./records.ts";
+export type { SignalBatch, SignalCursor } from "./watermarks.ts";
 
 interface OpenCallRow {
   callKey: string;

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { SourceCheckpoint } from "../adapter/types.ts";
+import type { SourceCheckpoint } from "../../adapter/types.ts";
 
 interface CheckpointRow {
   path: string;

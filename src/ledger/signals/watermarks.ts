@@ -4,7 +4,7 @@
  * merged by seq), and the compare-and-set that moves it when a delivery succeeded.
  */
 import type Database from "better-sqlite3";
-import type { SignalKind, SignalRow } from "./signal-records.ts";
+import type { SignalKind, SignalRow } from "./records.ts";
 
 export interface SignalCursor {
   readonly exporter: string;

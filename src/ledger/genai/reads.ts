@@ -12,7 +12,7 @@ import {
   histogramColumns,
   MAIN,
   OUT,
-} from "./genai-layout.ts";
+} from "./layout.ts";
 
 /** Every column of genai_rows (a request row's three histograms; a tool row uses the first). */
 export const SELECT_ROWS = `SELECT id, session_id AS sessionId, client, project, model, provider,

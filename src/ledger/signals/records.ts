@@ -1,10 +1,10 @@
 /**
- * The signal records' vocabulary (src/ledger/signals.ts writes them, signal-watermarks.ts reads
+ * The signal records' vocabulary (src/ledger/signals/signals.ts writes them, signal-watermarks.ts reads
  * them in order): what a final record is, a tool call's record columns, and a document's signals
  * indexed once per commit.
  */
-import type { ToolOutcome } from "../adapter/timing.ts";
-import type { DocumentSignals, ToolResult, UsageEvent } from "../adapter/types.ts";
+import type { ToolOutcome } from "../../adapter/timing.ts";
+import type { DocumentSignals, ToolResult, UsageEvent } from "../../adapter/types.ts";
 
 export type SignalKind = "chat" | "tool" | "turn" | "compaction";
 

@@ -8,7 +8,7 @@
  * row of its own (its tool and outcome set). The counts are columns (b0..b17, o0..o14, d0..d14).
  */
 import type Database from "better-sqlite3";
-import { durationMs } from "../adapter/timing.ts";
+import { durationMs } from "../../adapter/timing.ts";
 import {
   chatDims,
   DUR,
@@ -17,17 +17,10 @@ import {
   type GenaiSeriesRow,
   OUT,
   TOKEN_BUCKETS,
-} from "./genai-layout.ts";
-import { type DbRow, expand, LIVE, liveParams, prepareReads, SELECT_ROWS, toSeries } from "./genai-reads.ts";
-import {
-  add,
-  newSeries,
-  type PendingGenai,
-  prepareUpsert,
-  pushHistogram,
-  UPSERT_ROWS,
-} from "./genai-upserts.ts";
-import { WindowHistograms } from "./genai-window.ts";
+} from "./layout.ts";
+import { type DbRow, expand, LIVE, liveParams, prepareReads, SELECT_ROWS, toSeries } from "./reads.ts";
+import { add, newSeries, type PendingGenai, prepareUpsert, pushHistogram, UPSERT_ROWS } from "./upserts.ts";
+import { WindowHistograms } from "./window.ts";
 
 export {
   GENAI_BOUNDARIES,
@@ -38,8 +31,8 @@ export {
   type GenaiMetric,
   type GenaiSeriesRow,
   TOOL_DURATION_BOUNDARIES,
-} from "./genai-layout.ts";
-export { WindowHistograms } from "./genai-window.ts";
+} from "./layout.ts";
+export { WindowHistograms } from "./window.ts";
 
 interface ChatWindowRow {
   sessionId: string;

@@ -8,11 +8,11 @@
  * deterministic function for one column (registered on the connection), nothing else.
  */
 import type Database from "better-sqlite3";
-import type { GenaiSeriesRow } from "./genai-layout.ts";
-import { DUR, histogramColumns, MAIN, OUT } from "./genai-layout.ts";
-import { type DbRow, expand, liveParams as genaiLive } from "./genai-reads.ts";
+import type { GenaiSeriesRow } from "../genai/layout.ts";
+import { DUR, histogramColumns, MAIN, OUT } from "../genai/layout.ts";
+import { type DbRow, expand, liveParams as genaiLive } from "../genai/reads.ts";
+import type { ToolOutcomeRow } from "../signals/tool-outcomes.ts";
 import type { LiveFilter, ToolSeriesRow, UsageSeriesRow } from "./series.ts";
-import type { ToolOutcomeRow } from "./tool-outcomes.ts";
 
 /** The key columns of each series table, in order: ONE list each (a new key column is one entry). */
 export const USAGE_SERIES_KEY: readonly string[] = [

@@ -1,5 +1,5 @@
 /**
- * The statements that write the signal records (src/ledger/signals.ts): documents, open calls,
+ * The statements that write the signal records (src/ledger/signals/signals.ts): documents, open calls,
  * results, turns, each record's seq and the legacy list of rows stored before their signals.
  */
 import type Database from "better-sqlite3";

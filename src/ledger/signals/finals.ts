@@ -1,12 +1,12 @@
 /**
- * How a stored call or turn becomes final (src/ledger/signals.ts calls these inside its commit
+ * How a stored call or turn becomes final (src/ledger/signals/signals.ts calls these inside its commit
  * or sweep transaction): the statement that flips its `final` flag is the guard, then its record
  * is written, numbered next in the one order, and its duration observed.
  */
-import { durationMs, type ToolOutcome, toolOutcome } from "../adapter/timing.ts";
-import type { GenaiSeries } from "./genai.ts";
-import type { QueueWriter } from "./signal-queue.ts";
-import type { prepareSignalWrites } from "./signal-writes.ts";
+import { durationMs, type ToolOutcome, toolOutcome } from "../../adapter/timing.ts";
+import type { GenaiSeries } from "../genai/genai.ts";
+import type { QueueWriter } from "./queue.ts";
+import type { prepareSignalWrites } from "./writes.ts";
 
 /** The lead agent's name: its turns are the ones sub-agents and teammates nest under. */
 const LEAD = "lead";

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { SCHEMA_VERSION } from "./schema.ts";
-import { clientColumn } from "./statements.ts";
+import { SCHEMA_VERSION } from "../schema.ts";
+import { clientColumn } from "../statements.ts";
 
 /** The key of a usage series (and the prefix of a tool series key). */
 export const SERIES_KEY = "session_id, agent, project, model, provider, client";

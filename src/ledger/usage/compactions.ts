@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
-import type { Compaction } from "../adapter/types.ts";
+import type { Compaction } from "../../adapter/types.ts";
+import { clientColumn, versionedStatements } from "../statements.ts";
 import type { IdWindow } from "./series.ts";
-import { clientColumn, versionedStatements } from "./statements.ts";
 
 /** Schema version from which the ledger has the `compactions` table (the baseline). */
 export const COMPACTIONS_VERSION = 1;

@@ -1,0 +1,202 @@
+import type Database from "better-sqlite3";
+import { ROLLUP_BUCKET_MS } from "../tables/report-rollup-v3.ts";
+
+/** The schema version that has `report_rollup` (tables/report-rollup-v3.ts). */
+export const ROLLUP_VERSION = 3;
+
+/** The window's parameters (bucketMs only when grouped by bucket: it is a parameter of that column only). */
+function paramsOf(dims: readonly LedgerDim[], window: ReportWindow): Record<string, number> {
+  const params: Record<string, number> = { fromMs: window.fromMs, toMs: window.toMs };
+  if (dims.includes("bucket")) params.bucketMs = Math.max(1, Math.trunc(window.bucketMs));
+  return params;
+}
+
+/**
+ * A column `report` can group by. Each maps to a fixed column expression, never user text.
+ * `bucket` is the start (ms) of the UTC bucket of width `bucketMs` holding the event: the report
+ * turns buckets into days, weeks and months of an IANA zone, which SQLite cannot do itself.
+ */
+export type LedgerDim = "bucket" | "model" | "provider" | "project" | "session" | "agent" | "tool" | "client";
+
+const DIM_SQL: Record<LedgerDim, string> = {
+  // Parameters bind as REAL: cast, so that the division is an integer one.
+  bucket: "(ts_ms / CAST(@bucketMs AS INTEGER)) * CAST(@bucketMs AS INTEGER)",
+  model: "model",
+  provider: "provider",
+  project: "project",
+  session: "session_id",
+  agent: "agent",
+  tool: "tool_name",
+  // The Cline client (cli, vscode, ...) its adapter recorded ('': the adapter did not say).
+  client: "client",
+};
+
+/** The events (by message time, `ts_ms`) a query covers: [fromMs, toMs), and the bucket width. */
+export interface ReportWindow {
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Width of `bucket` in ms (ignored when `bucket` is not grouped by). */
+  readonly bucketMs: number;
+}
+
+/** Everything in the ledger. */
+export const WHOLE_LEDGER: ReportWindow = {
+  fromMs: Number.MIN_SAFE_INTEGER,
+  toMs: Number.MAX_SAFE_INTEGER,
+  bucketMs: 1,
+};
+
+export type GroupKind = "events" | "calls" | "events-without-calls";
+
+function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
+  const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
+  const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const sel = (xs: string[]) => [...cols, ...xs].join(", ");
+  if (kind === "events-without-calls" && dims.includes("tool")) {
+    throw new Error("events without calls have no tool dimension");
+  }
+  const range = "ts_ms >= @fromMs AND ts_ms < @toMs";
+  if (kind !== "calls") {
+    const where = kind === "events-without-calls" ? `WHERE tool_calls = 0 AND ${range}` : `WHERE ${range}`;
+    return `SELECT ${sel([
+      "IFNULL(SUM(input), 0) AS input",
+      "IFNULL(SUM(output), 0) AS output",
+      "IFNULL(SUM(cache_read), 0) AS cacheRead",
+      "IFNULL(SUM(cache_write), 0) AS cacheWrite",
+      "COUNT(*) AS events",
+    ])} FROM events ${where} ${group} ${order}`;
+  }
+  return `SELECT ${sel([
+    "IFNULL(SUM(share_input), 0) AS input",
+    "IFNULL(SUM(share_output), 0) AS output",
+    "IFNULL(SUM(share_cache_read), 0) AS cacheRead",
+    "IFNULL(SUM(share_cache_write), 0) AS cacheWrite",
+    "COUNT(DISTINCT NULLIF(usage_key, '')) AS events",
+    "COUNT(*) AS toolCalls",
+  ])} FROM tool_calls WHERE ${range} ${group} ${order}`;
+}
+
+/** A dimension's column in report_rollup (bucket: of its 15-minute bucket). */
+function rollupDimSql(d: LedgerDim): string {
+  return d === "bucket" ? DIM_SQL.bucket.replace("ts_ms", "bucket_ms") : DIM_SQL[d];
+}
+
+/**
+ * The same totals as groupSql, from report_rollup for the window's whole 15-minute buckets
+ * [@lo, @hi) and from the rows for its two partial edges [@fromMs, @lo) and [@hi, @toMs). A calls
+ * grouping carries its count only (`toolCalls`): its tokens and distinct paying messages are
+ * per tool, which the rollup does not key.
+ */
+function rollupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
+  const named = (sql: (d: LedgerDim) => string) => dims.map((d) => `${sql(d)} AS "${d}"`);
+  const outer = dims.map((d) => `"${d}"`);
+  const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const edges = "((ts_ms >= @fromMs AND ts_ms < @lo) OR (ts_ms >= @hi AND ts_ms < @toMs))";
+  const whole = "bucket_ms >= @lo AND bucket_ms < @hi";
+  if (kind === "calls") {
+    return `SELECT ${[...outer, "IFNULL(SUM(n), 0) AS toolCalls"].join(", ")} FROM (
+      SELECT ${[...named(rollupDimSql), "tool_calls AS n"].join(", ")} FROM report_rollup
+        WHERE ${whole} AND no_calls = 0 AND tool_calls > 0
+      UNION ALL
+      SELECT ${[...named((d) => DIM_SQL[d]), "1 AS n"].join(", ")} FROM tool_calls WHERE ${edges}
+    ) ${group} ${order}`;
+  }
+  const noCalls = kind === "events-without-calls";
+  const sums = ["input", "output", "cache_read", "cache_write"];
+  return `SELECT ${[
+    ...outer,
+    "IFNULL(SUM(input), 0) AS input",
+    "IFNULL(SUM(output), 0) AS output",
+    "IFNULL(SUM(cache_read), 0) AS cacheRead",
+    "IFNULL(SUM(cache_write), 0) AS cacheWrite",
+    "IFNULL(SUM(n), 0) AS events",
+  ].join(", ")} FROM (
+    SELECT ${[...named(rollupDimSql), ...sums, "events AS n"].join(", ")} FROM report_rollup
+      WHERE ${whole} AND events > 0${noCalls ? " AND no_calls = 1" : ""}
+    UNION ALL
+    SELECT ${[...named((d) => DIM_SQL[d]), ...sums, "1 AS n"].join(", ")} FROM events
+      WHERE ${edges}${noCalls ? " AND tool_calls = 0" : ""}
+  ) ${group} ${order}`;
+}
+
+/**
+ * The window's whole rollup buckets [lo, hi) (multiples of the bucket, lo >= 0: the rollup holds
+ * no negative time); a window inside one bucket has none (lo = hi = fromMs: all of it is edge).
+ */
+export function rollupSpan(fromMs: number, toMs: number): { lo: number; hi: number } {
+  const lo = Math.max(0, Math.ceil(fromMs / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS);
+  const hi = Math.floor(toMs / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS;
+  return hi < lo ? { lo: fromMs, hi: fromMs } : { lo, hi };
+}
+
+/**
+ * The grouped totals `report` prints, over the ledger's events and tool calls in a time window.
+ * Reached as `ledger.report`; each (kind, dimensions) statement is prepared once and kept, the
+ * window is bound as named parameters.
+ */
+export class ReportQueries {
+  private readonly cache = new Map<string, Database.Statement>();
+
+  /** `hasRollup`: the ledger is at ROLLUP_VERSION or later (a read-only view of an older one is not). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly hasRollup = true,
+  ) {}
+
+  /** Totals of usage events, grouped by `dims`. */
+  groupedEvents(dims: readonly LedgerDim[], window: ReportWindow = WHOLE_LEDGER): Record<string, unknown>[] {
+    return this.grouped("events", dims, window);
+  }
+
+  /** Totals of tool calls (each carrying its 1/n share of its message's tokens), grouped by `dims`. */
+  groupedCalls(dims: readonly LedgerDim[], window: ReportWindow = WHOLE_LEDGER): Record<string, unknown>[] {
+    return this.grouped("calls", dims, window);
+  }
+
+  /** Events of messages that made no tool call: the `(none)` row of a per-tool view. */
+  groupedEventsWithoutCalls(
+    dims: readonly LedgerDim[],
+    window: ReportWindow = WHOLE_LEDGER,
+  ): Record<string, unknown>[] {
+    return this.grouped("events-without-calls", dims, window);
+  }
+
+  grouped(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
+    return this.statement(`${kind}:${dims.join(",")}`, () => groupSql(kind, dims)).all(
+      paramsOf(dims, window),
+    ) as Record<string, unknown>[];
+  }
+
+  /**
+   * What `report` reads: the same rows as `grouped`, from the rollup where it can answer (no
+   * session or tool dimension, buckets of whole quarter hours), so a report costs what its rows
+   * cost, not what the history holds; else `grouped` itself. A calls grouping from the rollup
+   * has `toolCalls` only (with a tool dimension, it is `grouped`, every column).
+   */
+  summed(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
+    const bucketMs = Math.max(1, Math.trunc(window.bucketMs));
+    if (
+      !this.hasRollup ||
+      dims.includes("session") ||
+      dims.includes("tool") ||
+      (dims.includes("bucket") && bucketMs % ROLLUP_BUCKET_MS !== 0)
+    )
+      return this.grouped(kind, dims, window);
+    const stmt = this.statement(`rollup:${kind}:${dims.join(",")}`, () => rollupSql(kind, dims));
+    return stmt.all({ ...paramsOf(dims, window), ...rollupSpan(window.fromMs, window.toMs) }) as Record<
+      string,
+      unknown
+    >[];
+  }
+
+  private statement(key: string, sql: () => string): Database.Statement {
+    let stmt = this.cache.get(key);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql());
+      this.cache.set(key, stmt);
+    }
+    return stmt;
+  }
+}
