@@ -38,7 +38,8 @@ function isRaw(v: unknown): v is RawBytes {
 /** Each JSON object of a result's content: one (a JSON string) or an array of them; none when neither. */
 export function resultObjects(content: unknown): readonly ScannedResultJson[] {
   if (content === undefined || isWrongType(content)) return [];
-  if (Array.isArray(content)) return content.filter((e) => typeof e === "object" && e !== null && !isWrongType(e));
+  if (Array.isArray(content))
+    return content.filter((e) => typeof e === "object" && e !== null && !isWrongType(e));
   return typeof content === "object" && content !== null ? [content as ScannedResultJson] : [];
 }
 

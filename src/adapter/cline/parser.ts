@@ -104,7 +104,15 @@ export function parseMessagesDocument(
   if (doc === undefined || isWrongType(doc)) {
     problems.push({ path, code: "not-a-messages-document", detail: "top-level value is not an object" });
     const signals = emptySignals(fromPath.sessionId, rootSessionId, fromPath.agent);
-    return { sessionId: fromPath.sessionId, agent: fromPath.agent, events, toolCalls, edits: [], problems, signals };
+    return {
+      sessionId: fromPath.sessionId,
+      agent: fromPath.agent,
+      events,
+      toolCalls,
+      edits: [],
+      problems,
+      signals,
+    };
   }
   const sessionId = text(doc.sessionId) ?? hint.sessionId ?? fromPath.sessionId;
   const agent = text(doc.agent) ?? fromPath.agent;
@@ -143,7 +151,16 @@ export function parseMessagesDocument(
     lastTsMs = earlierTs;
     const blocks = msg.content !== undefined && !isWrongType(msg.content) ? msg.content : [];
     if (msg.role === "user") {
-      readUserMessage(msg.id, ts, blocks, { sessionId, agent, path }, toolResults, resultsById, turns, problems);
+      readUserMessage(
+        msg.id,
+        ts,
+        blocks,
+        { sessionId, agent, path },
+        toolResults,
+        resultsById,
+        turns,
+        problems,
+      );
       continue;
     }
     if (msg.role !== "assistant") continue;
