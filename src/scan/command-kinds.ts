@@ -7,7 +7,8 @@
  * and backquotes; words at `'...'`, `"..."` and `\x` as the shell does, so text inside a quoted
  * argument (`echo "git commit"`) is never a command; `#` at a word's start comments out the rest of
  * the line. A command's first words may be `NAME=value` assignments and the prefixes `sudo`, `env`,
- * `command`, `time`, `nohup`, `exec`, `then`, `do`, `else`, `if`, `while`, `until`, `!`, `{`. Counted:
+ * `command`, `time`, `nohup`, `exec`, `then`, `do`, `else`, `if`, `while`, `until`, `!`, `{` (after one of
+ * them, `-` words are its flags; a flag's separate argument, as `sudo -u bob`, is not known). Counted:
  *
  * - commit: `git [global options] commit` (`-C <dir>`, `-c <k=v>`, `--git-dir <d>`, `--work-tree <d>`,
  *   `--namespace <n>` take an argument; any other leading `-` word is a flag); never `commit-tree`.
@@ -126,6 +127,7 @@ function wordOf(w: WordState): Word | null {
 /** Where a simple command's grammar stands after its words so far. */
 type Stage =
   | "start"
+  | "prefix"
   | "git"
   | "git-arg"
   | "gh"
@@ -142,7 +144,10 @@ function step(stage: Stage, w: WordState, out: CommandKind[]): Stage {
   const word = wordOf(w);
   switch (stage) {
     case "start":
-      if (w.assign === 2 || (word !== null && PREFIXES.has(word))) return "start";
+    case "prefix":
+      if (w.assign === 2) return stage;
+      if (word !== null && PREFIXES.has(word)) return "prefix";
+      if (stage === "prefix" && w.dash) return "prefix"; // a prefix's flag (`sudo -E`, `env -i`)
       if (word === "git") return "git";
       if (word === "gh") return "gh";
       if (word === "glab") return "glab";

@@ -79,24 +79,31 @@ export function hashLines(
   out: LinesBuilder,
   lastEol = false,
 ): number {
+  // The hot loop keeps its position in a local and calls the cursor only for an escape (the
+  // cursor's fields would be loads and stores per byte); queued bytes (>= 0x80) are never a newline.
   const c: Cursor = cursorOf({ buf: t.buf, start: from, end: to, depth: t.depth });
   const buf = t.buf;
   let h1 = H1_SEED;
   let h2 = H2_SEED;
   let len = 0;
   let n = 0;
-  for (;;) {
-    let b: number;
-    if (c.qn > 0) {
-      b = c.q & 0xff;
-      c.q >>>= 8;
-      c.qn--;
-    } else if (c.pos >= to) {
-      break;
+  let pos = from;
+  while (pos < to) {
+    let b = buf[pos] as number;
+    if (b === BACKSLASH) {
+      c.pos = pos;
+      b = decodeToken(c);
+      pos = c.pos;
+      while (c.qn > 0) {
+        h1 = Math.imul(h1 ^ b, 0x01000193);
+        h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+        len++;
+        b = c.q & 0xff;
+        c.q >>>= 8;
+        c.qn--;
+      }
     } else {
-      b = buf[c.pos] as number;
-      if (b === BACKSLASH) b = decodeToken(c);
-      else c.pos++;
+      pos++;
     }
     if (b === NEWLINE) {
       finish(out, h1, h2, len, true);
@@ -144,18 +151,16 @@ export function lineCount(t: EscapedText): number {
   const buf = t.buf;
   let n = 0;
   let tail = false; // bytes after the last newline
-  for (;;) {
-    let b: number;
-    if (c.qn > 0) {
-      b = c.q & 0xff;
-      c.q >>>= 8;
-      c.qn--;
-    } else if (c.pos >= t.end) {
-      break;
+  let pos = t.start;
+  while (pos < t.end) {
+    let b = buf[pos] as number;
+    if (b === BACKSLASH) {
+      c.pos = pos;
+      b = decodeToken(c);
+      pos = c.pos;
+      c.qn = 0; // the rest of a multi-byte character: never a newline
     } else {
-      b = buf[c.pos] as number;
-      if (b === BACKSLASH) b = decodeToken(c);
-      else c.pos++;
+      pos++;
     }
     if (b === NEWLINE) {
       n++;
@@ -179,23 +184,21 @@ export function forEachLine(
   const c = cursorOf(t);
   const buf = t.buf;
   let lineStart = t.start;
-  for (;;) {
-    const tokenStart = c.pos;
-    let b: number;
-    if (c.qn > 0) {
-      b = c.q & 0xff;
-      c.q >>>= 8;
-      c.qn--;
-    } else if (c.pos >= t.end) {
-      break;
+  let pos = t.start;
+  while (pos < t.end) {
+    const tokenStart = pos;
+    let b = buf[pos] as number;
+    if (b === BACKSLASH) {
+      c.pos = pos;
+      b = decodeToken(c);
+      pos = c.pos;
+      c.qn = 0;
     } else {
-      b = buf[c.pos] as number;
-      if (b === BACKSLASH) b = decodeToken(c);
-      else c.pos++;
+      pos++;
     }
     if (b === NEWLINE) {
-      if (visit(lineStart, tokenStart, c.pos) === false) return;
-      lineStart = c.pos;
+      if (visit(lineStart, tokenStart, pos) === false) return;
+      lineStart = pos;
     }
   }
   if (lineStart < t.end) visit(lineStart, t.end, t.end);

@@ -129,6 +129,43 @@ describe("lines of an escaped text", () => {
   });
 });
 
+describe("non-canonical writers", () => {
+  /** The raw depth-2 bytes of `text` with the OUTER escapes of `"` and `\` spelled as `\u0022`/`\u005c`. */
+  function unicodeOuter(text: string): Buffer {
+    const inner = JSON.stringify(text).slice(1, -1);
+    let out = "";
+    let k = 0;
+    for (const ch of inner) {
+      const u = k++ % 2 === 0;
+      if (ch === '"') out += u ? "\\u0022" : '\\"';
+      else if (ch === BS) out += u ? "\\u005c" : "\\\\";
+      else out += JSON.stringify(ch).slice(1, -1);
+    }
+    return Buffer.from(out);
+  }
+
+  it("outer escapes spelled as \\u0022 / \\u005c give the same lines as JSON.stringify's", () => {
+    fc.assert(
+      fc.property(textArb, (s) => {
+        const buf = unicodeOuter(s);
+        const odd = textLines({ buf, start: 0, end: buf.length, depth: 2 });
+        const canonical = textLines(escaped(s, 2));
+        expect(odd.count).toBe(canonical.count);
+        expect(Array.from(odd.hashes)).toEqual(Array.from(canonical.hashes));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("\\u escapes of characters (é, a surrogate pair) hash as the raw UTF-8 does", () => {
+    const raw = Buffer.from("é😀\nA");
+    const esc = Buffer.from("\\u00e9\\ud83d\\ude00\\n\\u0041");
+    const a = textLines({ buf: raw, start: 0, end: raw.length, depth: 1 });
+    const b = textLines({ buf: esc, start: 0, end: esc.length, depth: 1 });
+    expect(Array.from(b.hashes)).toEqual(Array.from(a.hashes));
+  });
+});
+
 describe("numstat against git diff --numstat", () => {
   const tmp = tempDir();
   afterAll(tmp.done);

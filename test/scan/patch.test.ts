@@ -1,6 +1,6 @@
 /**
  * apply_patch texts (src/scan/patch.ts) in the shape Cline CLI 3.x stores (`*** Begin Patch` ...
- * `*** End Patch`, docs/cline-format.md §16): per file its operation, its hunks' `+`/`-` lines
+ * `*** End Patch`, docs/cline-format.md "Counting lines from bytes"): per file its operation, its hunks' `+`/`-` lines
  * counted as git counts the applied change, a Delete File inexact, the extension of the path (of
  * the `Move to:` path when moved), and the malformed shapes that give null.
  */
