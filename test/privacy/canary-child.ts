@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
+import { collectDocument } from "../../src/adapter/cline/document.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
@@ -25,6 +26,17 @@ const ledger = Ledger.open(stateDir);
 const pass = await runPass(createClineAdapter(paths), ledger);
 keep.push(pass);
 printReports(ledger, pass.problems, keep);
+// The edit records of the document (issue 29), read the way the collector reads it: kept alive for
+// the heap snapshot and summarized, so a canary in an edit's text would show in one or the other.
+const docPath = join(paths.sessions.path, "1796000000000_canry", "1796000000000_canry.messages.json");
+const obs = await collectDocument({ adapterId: "cline", path: docPath, origin: "walk", hint: {} });
+const edits = obs.status === "read" ? (obs.edits ?? []) : [];
+keep.push(obs);
+const n = (d: string) => edits.filter((e) => e.decision === d).length;
+const accepted = edits.filter((e) => e.decision === "accepted");
+process.stdout.write(
+  `edits accepted=${n("accepted")} rejected=${n("rejected")} failed=${n("failed")} added=${accepted.reduce((a, e) => a + e.linesAdded, 0)} removed=${accepted.reduce((a, e) => a + e.linesRemoved, 0)}\n${JSON.stringify(edits)}\n`,
+);
 if (mode === "control") {
   // The control decodes a document the ordinary way: its snapshot must contain the canary.
   const sessions = paths.sessions.path;

@@ -71,6 +71,106 @@ function poisonedDoc(c: (field: string) => string): object {
           },
         ],
       },
+      // Edits (issue 29): every text of an edit, a patch, a command and a result holds a canary; the
+      // scan copies them as raw bytes and counts lines, and only a path's extension is decoded.
+      {
+        id: "msg_3",
+        role: "assistant",
+        ts: 5,
+        content: [
+          {
+            type: "tool_use",
+            id: "toolu_3",
+            name: "editor",
+            input: {
+              path: `/work/${c("path")}/a.ts`,
+              old_text: `${c("old_text")}\nkeep`,
+              new_text: `${c("new_text")}\nkeep\n${c("new_text2")}`,
+            },
+          },
+          {
+            type: "tool_use",
+            id: "toolu_4",
+            name: "editor",
+            input: { path: `${c("create_path")}.py`, new_text: c("create_text"), insert_line: 2 },
+          },
+          {
+            type: "tool_use",
+            id: "toolu_5",
+            name: "apply_patch",
+            input: {
+              input: [
+                "*** Begin Patch",
+                `*** Add File: ${c("patch_add")}.md`,
+                `+${c("patch_line")}`,
+                `*** Update File: src/${c("patch_update")}`,
+                "@@",
+                ` ${c("patch_context")}`,
+                `-${c("patch_minus")}`,
+                `+${c("patch_plus")}`,
+                `*** Delete File: ${c("patch_delete")}.txt`,
+                "*** End Patch",
+              ].join("\n"),
+            },
+          },
+          {
+            type: "tool_use",
+            id: "toolu_6",
+            name: "run_commands",
+            input: { commands: [`git commit -m "${c("commit_message")}"`] },
+          },
+        ],
+        modelInfo: { id: "gpt-5", provider: "openai" },
+        metrics: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      },
+      {
+        id: "msg_4",
+        role: "user",
+        ts: 6,
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_3",
+            name: "editor",
+            content: JSON.stringify({
+              query: c("edit_query"),
+              result: `Edited ${c("edit_result")}`,
+              success: true,
+            }),
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_4",
+            name: "editor",
+            is_error: true,
+            content: JSON.stringify({ error: `This tool call was rejected by the user ${c("denial")}` }),
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_5",
+            name: "apply_patch",
+            content: JSON.stringify({
+              query: "apply_patch",
+              result: "",
+              error: c("patch_error"),
+              success: false,
+            }),
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_6",
+            name: "run_commands",
+            content: [
+              {
+                query: c("command_query"),
+                result: c("command_output"),
+                error: c("command_error"),
+                success: false,
+              },
+            ],
+          },
+        ],
+      },
       {
         id: "error_1",
         role: "assistant",
@@ -122,6 +222,8 @@ describe("privacy by construction", () => {
     // ...while the allow-listed facts made it through.
     expect(out).toContain("run_commands");
     expect(out).toContain("claude-sonnet-4-5-20250929");
+    // The edits were read (lines counted from the poisoned texts): accepted, rejected and failed.
+    expect(out).toMatch(/edits accepted=1 rejected=1 failed=3 added=2 removed=1/);
   });
 
   it("events, spans and metrics (http/json and http/protobuf) carry no skipped field, in the payloads or the heap", () => {
@@ -132,6 +234,7 @@ describe("privacy by construction", () => {
     expect(run.out).toContain('"cline.api_request"');
     expect(run.out).toContain('"gen_ai.tool.call.id":"toolu_1"');
     expect(run.out).toContain('"cline.tool.outcome":"failure"');
+    expect(run.out).toContain('"cline.tool.outcome":"rejected"');
     expect(run.out).toContain('"execute_tool editor"');
     expect(run.out).toContain("gen_ai.client.token.usage");
     expect(run.out).not.toContain('"ok":false');

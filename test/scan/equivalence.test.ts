@@ -212,7 +212,8 @@ describe("scanner equals JSON.parse + allow-list projection", () => {
           content: [
             { type: "thinking" },
             { type: "text" },
-            { type: "tool_use", id: "toolu_mock_1_0", name: "run_commands" },
+            // input is an object: decoded for its edit fields (none here).
+            { type: "tool_use", id: "toolu_mock_1_0", name: "run_commands", input: {} },
           ],
           modelInfo: { id: "claude-sonnet-4-5-20250929", provider: "anthropic" },
           metrics: {
@@ -227,7 +228,15 @@ describe("scanner equals JSON.parse + allow-list projection", () => {
           id: "msg_Xa2zOv0t",
           role: "user",
           ts: 1796018200614,
-          content: [{ type: "tool_result", tool_use_id: "toolu_mock_1_0", name: "run_commands" }],
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_mock_1_0",
+              name: "run_commands",
+              // The result's JSON (an array here): its success flag only; no text is copied.
+              content: [{ success: true }],
+            },
+          ],
         },
       ],
     });

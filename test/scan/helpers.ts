@@ -3,6 +3,7 @@
  * a noisy serializer (random whitespace, escapes and number spellings), and a driver that
  * feeds the engine in arbitrary pieces through either skipper.
  */
+import { expect } from "vitest";
 import { SkipArena } from "../../src/scan/arena.ts";
 import { ScanMachine } from "../../src/scan/machine.ts";
 import type { Schema } from "../../src/scan/schema.ts";
@@ -64,6 +65,16 @@ export function project(
     case "enum":
       if (k !== "string") return { wrongType: k };
       return schema.values.includes(v as string) ? v : { wrongType: "unlisted" };
+    case "raw": {
+      // A raw value is compared by its text (rawEquality below): the raw bytes depend on escaping.
+      if (k !== "string") return { wrongType: k };
+      if (rawLen(v as string) <= schema.maxBytes) return { rawText: v };
+      return schema.prefix ? { rawPrefix: true } : { wrongType: "too-long" };
+    }
+    case "shape":
+      if (k === "string") return project(schema.string, v, rawLen);
+      if (k === "array") return project(schema.array, v, rawLen);
+      return { wrongType: k };
     case "embedded": {
       if (k !== "string") return { wrongType: k };
       let inner: unknown;
@@ -99,19 +110,6 @@ export function project(
       hits.sort((x, y) => x.at - y.at || x.phrase - y.phrase);
       return { phrase: hits.map((h) => h.phrase), at: hits.map((h) => h.at), truncated: false };
     }
-    case "raw": {
-      if (k !== "string") return { wrongType: k };
-      const bytes = Buffer.from(JSON.stringify(v).slice(1, -1), "utf8");
-      if (bytes.length <= schema.maxBytes)
-        return { buf: bytes, start: 0, end: bytes.length, truncated: false };
-      if (!schema.prefix) return { wrongType: "too-long" };
-      const cut = bytes.subarray(0, schema.maxBytes);
-      return { buf: cut, start: 0, end: cut.length, truncated: true };
-    }
-    case "shape":
-      if (k === "string") return project(schema.string, v, rawLen);
-      if (k === "array") return project(schema.array, v, rawLen);
-      return { wrongType: k };
   }
 }
 
@@ -211,3 +209,30 @@ export function scanPieces(
   }
   return m.end();
 }
+
+/** The bytes of a scanned `raw` value (a RawBytes, or one printed with JSON.stringify by a child). */
+function rawBytesOf(v: unknown): { bytes: Buffer; truncated: boolean } | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const r = v as { buf?: unknown; start?: unknown; end?: unknown; truncated?: unknown };
+  if (typeof r.start !== "number" || typeof r.end !== "number" || typeof r.truncated !== "boolean")
+    return undefined;
+  let buf: Buffer | undefined;
+  if (Buffer.isBuffer(r.buf)) buf = r.buf;
+  else if (typeof r.buf === "object" && r.buf !== null && Array.isArray((r.buf as { data?: unknown }).data))
+    buf = Buffer.from((r.buf as { data: number[] }).data);
+  return buf === undefined ? undefined : { bytes: buf.subarray(r.start, r.end), truncated: r.truncated };
+}
+
+/**
+ * `project`'s raw markers equal a scanned raw value: `{rawText}` when its bytes, read as a JSON
+ * string's content, are that text; `{rawPrefix: true}` when it is a truncated prefix.
+ */
+function rawEquality(a: unknown, b: unknown): boolean | undefined {
+  const [raw, marker] = rawBytesOf(a) !== undefined ? [rawBytesOf(a), b] : [rawBytesOf(b), a];
+  if (raw === undefined || typeof marker !== "object" || marker === null) return undefined;
+  const m = marker as { rawText?: unknown; rawPrefix?: unknown };
+  if (m.rawPrefix === true) return raw.truncated;
+  if (typeof m.rawText !== "string") return undefined;
+  return !raw.truncated && JSON.parse(`"${raw.bytes.toString("utf8")}"`) === m.rawText;
+}
+expect.addEqualityTesters([rawEquality]);

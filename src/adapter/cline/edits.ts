@@ -7,7 +7,7 @@
 import type { EscapedText } from "../../scan/escaped-text.ts";
 import { extensionOf } from "../../scan/extension.ts";
 import { languageOf } from "../../scan/language.ts";
-import { forEachLine, lineCount, textLines } from "../../scan/lines.ts";
+import { forEachLine, hashLines, type Lines, LinesBuilder, lineCount, textLines } from "../../scan/lines.ts";
 import { numstat } from "../../scan/numstat.ts";
 import { patchFiles } from "../../scan/patch.ts";
 import { isWrongType, type RawBytes } from "../../scan/schema.ts";
@@ -63,6 +63,14 @@ export function endsWithNewline(t: EscapedText): boolean {
   return lastNext >= 0 && lastNext === t.end && lastEnd < lastNext;
 }
 
+/** A text's line hashes, its last line counted as ending in a newline when `lastEol`. */
+function linesOf(t: EscapedText, lastEol: boolean): Lines {
+  if (!lastEol) return textLines(t);
+  const out = new LinesBuilder();
+  hashLines(t, t.start, t.end, out, true);
+  return out.build();
+}
+
 /** The text's newlines (its lines, less a last line without one). */
 function newlines(t: EscapedText): number {
   const lines = lineCount(t);
@@ -79,8 +87,8 @@ function languageOfPath(path: EscapedText | undefined): string {
  * replace its one occurrence):
  * - create: adds `new_text`'s lines (a create never overwrites: without `old_text` an existing
  *   file is an error);
- * - replace: the numstat of `old_text` against `new_text`, exact when both end alike (a text
- *   ending mid-line continues with the same rest of the line in both);
+ * - replace: the numstat of `old_text` against `new_text`, exact when both end alike (two texts
+ *   ending mid-line go on with the same rest of the line: their last lines compare as whole lines);
  * - insert: Cline splits `new_text` at each newline and inserts every piece as a line, so it adds
  *   its newlines + 1 lines (a text ending in a newline also inserts an empty line).
  */
@@ -103,13 +111,17 @@ export function countEditor(input: ScannedEditInput, created: boolean): Counted 
     // Nothing readable to compare against: what the old text says is all that is known.
     return { operation: "modify", linesAdded: 0, linesRemoved: lineCount(oldText), exact: false, language };
   }
-  const n = numstat(textLines(oldText), textLines(newText));
-  const alike = endsWithNewline(oldText) === endsWithNewline(newText);
+  const oldEol = endsWithNewline(oldText);
+  const newEol = endsWithNewline(newText);
+  // Both ending mid-line: each goes on with the same rest of its line in the file, so their last
+  // lines compare as whole lines (as lines with a newline).
+  const midLine = !oldEol && !newEol;
+  const n = numstat(linesOf(oldText, midLine), linesOf(newText, midLine));
   return {
     operation: "modify",
     linesAdded: n.added,
     linesRemoved: n.removed,
-    exact: n.exact && alike,
+    exact: n.exact && oldEol === newEol,
     language,
   };
 }

@@ -1,4 +1,4 @@
-import { arr, bool, embedded, num, obj, raw, shape, str } from "../../scan/schema.ts";
+import { arr, bool, embedded, num, obj, oneOf, raw, shape, str } from "../../scan/schema.ts";
 
 /** A path's raw bytes: only its extension is ever decoded (src/scan's extensionOf). */
 const PATH_MAX_BYTES = 16 * 1024;
@@ -8,16 +8,27 @@ export const EDIT_TEXT_MAX_BYTES = 64 * 1024 * 1024;
 const ERROR_MAX_BYTES = 4096;
 /** Enough of a result text for the fixed phrase it starts with ("File created successfully"). */
 const RESULT_PREFIX_BYTES = 64;
+/** No error text is this: an `error` string decodes to `unlisted`, saying only that it is there. */
+const PRESENT_ONLY = "\u0000cline-otel: present";
 
 /**
  * A tool result's JSON, `{query, result, success}` or `{query, result: "", error}` (docs/cline-format.md
- * §16): `success`, and of `error` and `result` only raw bytes for fixed phrases; never `query`.
+ * §16). Stored as a JSON string (editor, apply_patch, a refused or denied call): `success`, and of
+ * `error` and `result` only raw bytes for fixed phrases (a denial's words, "File created
+ * successfully"); never `query`.
  */
 const toolResultJson = obj({
   success: bool,
   error: raw(ERROR_MAX_BYTES),
   result: raw(RESULT_PREFIX_BYTES, { prefix: true }),
 });
+
+/**
+ * The same JSON stored as an array of objects (run_commands, read_files, ...): only `success` and
+ * whether an `error` is there. An enum with no real value tells a present string without copying a
+ * byte of it (`{wrongType:"unlisted"}`): command output and file text are not even copied.
+ */
+const toolResultItem = obj({ success: bool, error: oneOf([PRESENT_ONLY]) });
 
 /**
  * The allow-list: the ONLY fields of a Cline document this process ever decodes.
@@ -60,7 +71,7 @@ export const messagesDocumentSchema = obj({
             insert_line: num,
             input: raw(EDIT_TEXT_MAX_BYTES),
           }),
-          content: shape({ string: embedded(toolResultJson), array: arr(toolResultJson) }),
+          content: shape({ string: embedded(toolResultJson), array: arr(toolResultItem) }),
         }),
       ),
     }),
