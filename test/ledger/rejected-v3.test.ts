@@ -24,7 +24,8 @@ import { call, docSignals, event, observation, result } from "../helpers/events.
 import { ledgerAt } from "../helpers/ledger-at.ts";
 import { columnsOf, tablesOf } from "../helpers/v1-ledger.ts";
 
-const V3 = MIGRATIONS.indexOf(REJECTED_OUTCOME_V3) + 1;
+// v3 is one step made of several parts (src/ledger/schema.ts): this part's step.
+const V3 = MIGRATIONS.findIndex((step) => step.includes(REJECTED_OUTCOME_V3)) + 1;
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "rejected-v3-"));
@@ -117,7 +118,9 @@ describe("ledger schema v3 step: the outcome 'rejected'", () => {
       .join("\n");
     db.close();
     expect(sql).not.toMatch(/_v2\b/);
-    expect(snapshot(path)).toEqual(before);
+    // Every table the v2 ledger had, as it was (the same step adds tables of its own: report_rollup).
+    const after = snapshot(path);
+    expect(Object.fromEntries(Object.keys(before).map((t) => [t, after[t]]))).toEqual(before);
   });
 
   it("a v2 ledger refuses a rejected call; the upgraded one stores, finalizes and counts it", () => {
