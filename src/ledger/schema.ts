@@ -1,5 +1,6 @@
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
+import { EDITS_V3 } from "./tables/edits-v3.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
 import { EXPORT_BACKFILL_KEY_V2, STATE_TABLES } from "./tables/state.ts";
@@ -18,6 +19,8 @@ export const MIGRATIONS: readonly string[] = [
   // v2, one step: cline.client in every series key (tables/client-v2.ts), and the position of a
   // cumulative pass over folded series (session id off: the default; tables/state.ts)
   [CLIENT_SERIES_V2, EXPORT_BACKFILL_KEY_V2].join("\n"),
+  // v3, one step: the file edits and their series, an edit watermark per exporter (tables/edits-v3.ts)
+  EDITS_V3,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
