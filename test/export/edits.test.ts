@@ -151,7 +151,7 @@ describe("cline.lines_of_code and cline.code_edit.decisions", () => {
       expect(got.lines).toEqual(withoutZeros(want.lines));
       expect(got.decisions).toEqual(want.decisions);
       for (const points of [lines, decisions]) {
-        const keys = points.map((p) => seriesKey(p.attributes));
+        const keys = points.map((p) => seriesKey(p.attributes as Record<string, string>));
         expect(new Set(keys).size, "an attribute set twice in one export").toBe(keys.length);
       }
       // A failed edit changed nothing: no lines of it.

@@ -117,7 +117,7 @@ export function finalObservation(
   return observation(events, toolCalls, size, source, docSignals(toolCalls.map((c) => result(c))));
 }
 
-/** A file edit `c` proposed (the n-th file of the call), accepted by auto-approval unless overridden. */
+/** A file edit `c` proposed (the n-th file of the call, its tool), accepted by auto-approval unless overridden. */
 export function edit(c: ToolCall, over: Partial<EditRecord> = {}, n = 0): EditRecord {
   return {
     editKey: `${c.callKey}|${n}`,
@@ -125,7 +125,7 @@ export function edit(c: ToolCall, over: Partial<EditRecord> = {}, n = 0): EditRe
     usageKey: c.usageKey,
     sessionId: c.sessionId,
     agent: c.agent,
-    toolName: "editor",
+    toolName: c.toolName,
     operation: "modify",
     decision: "accepted",
     source: "auto",
