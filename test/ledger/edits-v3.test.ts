@@ -129,7 +129,8 @@ describe("ledger schema v3: file edits", () => {
     const after = new Database(path, { readonly: true });
     expect(after.pragma("user_version", { simple: true })).toBe(3);
     expect(tablesOf(after).sort()).toEqual([...tables, "edits", "edit_series"].sort());
-    expect(snapshot(after, tables, columns)).toEqual(rows);
+    // Every row kept, but the checkpoints: dropped, so the history is read again for its edits.
+    expect(snapshot(after, tables, columns)).toEqual({ ...rows, checkpoints: [] });
     expect(columnsOf(after, "export_state")).toEqual([
       ...(columns.get("export_state") as string[]),
       "edit_watermark",
@@ -144,6 +145,33 @@ describe("ledger schema v3: file edits", () => {
     ]);
     expect(after.prepare("SELECT COUNT(*) AS n FROM edits").get()).toEqual({ n: 0 });
     after.close();
+  });
+
+  it("after the upgrade a known document is read again: its edits counted, nothing else twice", () => {
+    const v2 = v2Ledger();
+    const l = Ledger.open(v2);
+    expect(l.allCheckpoints().size).toBe(0);
+    const before = { counts: l.counts(), usage: l.usageSeries(), tool: l.toolSeries() };
+    const queued = l.signals?.queued();
+    // writeRows' document again (same events and calls), now with the edits an adapter reads from it.
+    const paid = event("m1", { toolCallCount: 2, client: "vscode", startMs: 1_795_999_999_000 });
+    const calls = [
+      call("c1", paid.dedupKey, 2, { client: "vscode", toolName: "editor" }),
+      call("c2", paid.dedupKey, 2, { client: "vscode", toolName: "read_files" }),
+    ];
+    const c1 = calls[0] as (typeof calls)[number];
+    const r = l.commit(
+      withEdits(finalObservation([paid, event("m2", { client: "vscode" })], calls), [
+        edit(c1, { linesAdded: 5, linesRemoved: 1 }),
+      ]),
+    );
+    expect(r).toMatchObject({ eventsAdded: 0, callsAdded: 0, editsAdded: 1 });
+    expect(l.counts()).toEqual({ ...before.counts, sources: before.counts.sources + 1 });
+    expect(l.usageSeries()).toEqual(before.usage);
+    expect(l.toolSeries()).toEqual(before.tool);
+    expect(l.signals?.queued()).toEqual({ ...queued, edit: 1 });
+    expect(l.edits.series().map((s) => [s.decision, s.edits, s.linesAdded])).toEqual([["accepted", 1, 5]]);
+    l.close();
   });
 
   it("after the upgrade, edits commit once by their key, with their series, next to the v2 rows", () => {

@@ -17,8 +17,13 @@
  *   with the v2 columns plus the new one, its rows copied, the old one dropped) and a pass in
  *   progress keeps its position.
  *
- * migrate.ts runs it in the one transaction of the upgrade; an upgraded ledger has no edits
- * until its documents are read again (their edit keys are new: counted once, from then on).
+ * - every checkpoint is dropped, so the next pass reads every source Cline still has once more and
+ *   the edits of the whole history are counted (a checkpoint would skip an unchanged document, and
+ *   with it its edits, forever). Nothing else is counted twice: events, calls, captures, compactions
+ *   and signal records are all kept by their keys (a re-read of a known document adds none of them).
+ *   The cost is one read of the history, as a backfill's, at the first pass after the upgrade.
+ *
+ * migrate.ts runs it in the one transaction of the upgrade.
  */
 export const EDITS_V3 = `
   CREATE TABLE edits (
@@ -99,4 +104,7 @@ export const EDITS_V3 = `
   ) STRICT;
   INSERT INTO export_backfill SELECT *, 0 FROM export_backfill_v2;
   DROP TABLE export_backfill_v2;
+
+  -- The history's edits: every source is read again at the next pass (see above).
+  DELETE FROM checkpoints;
 `;
