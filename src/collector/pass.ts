@@ -187,6 +187,9 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
       eventsAdded += r.eventsAdded;
       callsAdded += r.callsAdded;
       editsAdded += r.editsAdded ?? 0;
+      // An edit the ledger could not store (an adapter's bug): reported, the rest committed.
+      for (const x of r.editsInvalid ?? [])
+        problems.push({ path: b.obs.source.path, code: "invalid-edit", detail: `${x.editKey}: ${x.reason}` });
       if (b.capture) captureFilesRead++;
       capturesAdded += r.capturesAdded ?? 0;
       problems.push(...b.obs.problems);

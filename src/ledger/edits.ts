@@ -133,10 +133,21 @@ export class EditSums {
   }
 }
 
-/** A count of lines must be a non-negative integer: anything else is the adapter's bug, refused loudly. */
-function lines(n: number, what: string, key: string): number {
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`edit ${key}: ${what} is not a line count: ${n}`);
-  return n;
+/**
+ * Why an edit cannot be stored (an adapter's bug), or undefined: line counts must be non-negative
+ * integers and the enums the schema's. Such an edit is skipped and reported (CommitResult), not
+ * thrown: one bad record must not stop its document, and every other one, from being committed.
+ */
+export function invalidEdit(e: EditRecord): string | undefined {
+  for (const [what, n] of [
+    ["linesAdded", e.linesAdded],
+    ["linesRemoved", e.linesRemoved],
+  ] as const)
+    if (!Number.isSafeInteger(n) || n < 0) return `${what} is not a line count: ${n}`;
+  if (!["create", "modify", "delete"].includes(e.operation)) return `unknown operation ${e.operation}`;
+  if (!["accepted", "rejected", "failed"].includes(e.decision)) return `unknown decision ${e.decision}`;
+  if (!["auto", "user", "unknown"].includes(e.source)) return `unknown source ${e.source}`;
+  return undefined;
 }
 
 export class Edits {
@@ -177,8 +188,8 @@ export class Edits {
       decision: e.decision,
       source: e.source,
       language: e.language,
-      linesAdded: lines(e.linesAdded, "linesAdded", e.editKey),
-      linesRemoved: lines(e.linesRemoved, "linesRemoved", e.editKey),
+      linesAdded: e.linesAdded,
+      linesRemoved: e.linesRemoved,
       exact: e.exact ? 1 : 0,
       tsMs: e.timestampMs,
       model: e.model,

@@ -3,7 +3,7 @@ import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
 import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
-import { EditSums, type Edits } from "./edits.ts";
+import { EditSums, type Edits, invalidEdit } from "./edits.ts";
 import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
@@ -20,6 +20,8 @@ export interface CommitResult {
   readonly callsUpgraded?: number;
   /** Present when the observation carried edits: how many were new. */
   readonly editsAdded?: number;
+  /** Edits an adapter handed over that cannot be stored (invalid counts or enums): skipped, reported. */
+  readonly editsInvalid?: readonly { readonly editKey: string; readonly reason: string }[];
 }
 
 type Components = { input: number; output: number; cacheRead: number; cacheWrite: number };
@@ -126,7 +128,8 @@ export class Ingest {
         inserted satisfies Inserted,
         nowMs,
       );
-    const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined);
+    const invalid: { editKey: string; reason: string }[] = [];
+    const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined, invalid);
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
     let capturesAdded: number | undefined;
@@ -152,6 +155,7 @@ export class Ingest {
       ...(compactionsAdded === undefined ? {} : { compactionsAdded }),
       ...(callsUpgraded === 0 ? {} : { callsUpgraded }),
       ...(editsAdded === undefined ? {} : { editsAdded }),
+      ...(invalid.length === 0 ? {} : { editsInvalid: invalid }),
     };
   }
 
@@ -164,12 +168,18 @@ export class Ingest {
     adapter: string,
     nowMs: number,
     withSignals: boolean,
+    invalid: { editKey: string; reason: string }[],
   ): number | undefined {
     if (o.edits === undefined || this.edits === undefined) return undefined;
     const signals = withSignals ? this.signals : undefined;
     const sums = new EditSums();
     let added = 0;
     for (const e of o.edits) {
+      const reason = invalidEdit(e);
+      if (reason !== undefined) {
+        invalid.push({ editKey: e.editKey, reason });
+        continue;
+      }
       if (!this.edits.insert(e, adapter, nowMs, signals === undefined ? null : signals.requestSeq(), sums))
         continue;
       signals?.claimSeq();
