@@ -81,6 +81,13 @@ export interface ProducerOptions {
 export const MAX_WINDOW_ROWS = 2000;
 
 /**
+ * File edits per delta window: an edit in a series of its own is up to 5 points (~2.6 KB of
+ * http/json), so 500 of them (~1.3 MiB) next to a worst-case window of events, calls and captures
+ * (~16 MiB) keep one request under the OpenTelemetry Collector's 20 MiB body limit.
+ */
+export const MAX_WINDOW_EDITS = 500;
+
+/**
  * A capture in a series of its own costs ~5 KB of http/json (two histograms and up to nine
  * sums); 1,000 of them next to a worst-case window of events and calls (~12 MiB) keep one
  * request under the OpenTelemetry Collector's 20 MiB body limit.
@@ -176,7 +183,8 @@ export class LedgerMetricProducer implements MetricProducer {
     // File edits (cline.code_edit.decisions, cline.lines_of_code): an id window of the edits.
     const editBase = base.editWatermark ?? 0;
     const maxEdit = ledger.maxEditId();
-    const editUpTo = delta ? Math.min(maxEdit, editBase + (opts.maxWindowCalls ?? MAX_WINDOW_ROWS)) : maxEdit;
+    const editRows = Math.min(opts.maxWindowCalls ?? MAX_WINDOW_ROWS, MAX_WINDOW_EDITS);
+    const editUpTo = delta ? Math.min(maxEdit, editBase + editRows) : maxEdit;
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
