@@ -1,6 +1,6 @@
 /**
  * Fold benchmark: `npx tsx bench/fold.ts [sessions ...]` (default 2000 10000; also `npm run bench
- * -- fold`). The cumulative export of series that collapse (session.id off, the default), read
+ * -- fold`). The cumulative export of series that collapse (session.id off: the team setting OTEL_METRICS_INCLUDE_SESSION_ID=false), read
  * the old way (every series row of the ledger into memory, folded in JS: what the producer did
  * before the fold moved into SQL) and the new way (src/ledger/fold.ts: groups summed in SQL, read
  * in pages of 1,000 points, src/export/pages.ts), on synthetic ledgers of each size. Each (size,

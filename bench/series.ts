@@ -25,8 +25,8 @@ import { silentLogger } from "../src/util/log.ts";
 import { writeCorpus } from "./lib/corpus.ts";
 
 const SETTINGS: readonly { readonly name: string; readonly env: Record<string, string> }[] = [
-  { name: "session id, project, user", env: { OTEL_METRICS_INCLUDE_SESSION_ID: "true" } },
-  { name: "defaults (project, user; no session id)", env: {} },
+  { name: "defaults (session id, project, user)", env: {} },
+  { name: "project, user (team: no session id)", env: { OTEL_METRICS_INCLUDE_SESSION_ID: "false" } },
   {
     name: "no session id, no project",
     env: { OTEL_METRICS_INCLUDE_SESSION_ID: "false", OTEL_METRICS_INCLUDE_PROJECT: "false" },

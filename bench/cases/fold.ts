@@ -1,5 +1,5 @@
 /**
- * Case 8: the cumulative export of folded series (session id off, the default): the old whole
+ * Case 8: the cumulative export of folded series (session id off, the team setting): the old whole
  * fold in JS vs the paged fold in SQL at two history sizes (bench/fold.ts), heap and RSS peaks.
  */
 import { benchFold, foldReport } from "../fold.ts";

@@ -45,17 +45,24 @@ export function buildDashboard(): Json {
   const LOC = "cline_lines_of_code_total";
   const EDITS = "cline_code_edit_decisions_total";
 
+  // Only cline-otel's series (docs/metrics.md "Query convention"): other programs export cline_*
+  // and gen_ai_* names too (Cline's own cline.tool.calls.total is our cline_tool_calls_total).
+  const PRODUCER_LABEL = "cline_otel_producer";
+  const PRODUCER = `${PRODUCER_LABEL}="cline-otel"`;
   function sel(metric: string, extra: string): string {
-    return `${metric}{${extra ? `${extra}, ` : ""}${F}}`;
+    return `${metric}{${PRODUCER}, ${extra ? `${extra}, ` : ""}${F}}`;
   }
 
   // Increase over the window W that also counts series BORN inside the window: a series that did
   // not exist at the window's start contributes everything it counted (it started from zero),
   // one that did contributes increase(). Plain increase() drops a series' first sample, and every
-  // new session (session_id) or first start of cline-otel is such a series.
+  // new session (session_id) or first start of cline-otel is such a series. The window's start is
+  // matched ignoring the producer label and without selecting it: the series of a cline-otel from
+  // before the label are the same series, not newly born ones counted with their whole history.
   function inc(metric: string, extra: string, W: string): string {
     const s = sel(metric, extra);
-    return `(increase(${s}[${W}]) and ${s} offset ${W}) or (last_over_time(${s}[${W}]) unless ${s} offset ${W})`;
+    const before = `ignoring (${PRODUCER_LABEL}) ${metric}{${extra ? `${extra}, ` : ""}${F}} offset ${W}`;
+    return `(increase(${s}[${W}]) and ${before}) or (last_over_time(${s}[${W}]) unless ${before})`;
   }
   function sumBy(by: string, metric: string, extra: string, W: string): string {
     return `sum by (${by}) (${inc(metric, extra, W)})`;
@@ -233,9 +240,9 @@ export function buildDashboard(): Json {
     });
   }
 
-  /** Per-session panels: session.id is off metric series by default (docs/metrics.md "Cardinality"). */
+  /** Per-session panels: a team's shared backend leaves session.id off metric series (docs/metrics.md "Cardinality"). */
   const NEEDS_SESSION_ID =
-    "Needs OTEL_METRICS_INCLUDE_SESSION_ID=true on cline-otel (off by default, as a shared backend needs; the demo turns it on): without it there is no session_id and this panel shows nothing per session.";
+    "Needs session.id on cline-otel's metric series (the default; a team's shared backend turns it off with OTEL_METRICS_INCLUDE_SESSION_ID=false): without it there is no session_id and this panel shows nothing per session.";
   const RANGE_NOTE =
     "Totals over the dashboard time range. Series first seen inside the range count in full (a new session, or cline-otel's first start over older Cline history).";
   const RATE_NOTE =
@@ -622,7 +629,7 @@ export function buildDashboard(): Json {
     panel(
       "timeseries",
       "Busiest sessions (requests per second)",
-      "The 5 sessions with the highest model-request rate at each point. Needs OTEL_METRICS_INCLUDE_SESSION_ID=true on cline-otel (off by default); without it the lines are per project. A session far above its own normal is what the ClineRunawaySession alert looks for (over 0.5/s and 4 times its median, or over 2/s: the red line is 0.5/s). Seen with the real Cline CLI: a repeating basic compaction looping at 3.3 requests/s.",
+      "The 5 sessions with the highest model-request rate at each point. Needs session.id on the metric series (the default; not with the team setting OTEL_METRICS_INCLUDE_SESSION_ID=false); without it the lines are per project. A session far above its own normal is what the ClineRunawaySession alert looks for (over 0.5/s and 4 times its median, or over 2/s: the red line is 0.5/s). Seen with the real Cline CLI: a repeating basic compaction looping at 3.3 requests/s.",
       g(0, 64, 12, 8),
       [
         target(
@@ -929,7 +936,7 @@ export function buildDashboard(): Json {
   panels.push(deliveredRow);
 
   function queryVar(name: string, label: string, labelName: string, deps?: string): Json {
-    const match = deps ? `{${deps}}` : "";
+    const match = `{${PRODUCER}${deps ? `, ${deps}` : ""}}`;
     return {
       name,
       label,
@@ -954,7 +961,7 @@ export function buildDashboard(): Json {
     uid: "cline-otel",
     title: "Cline usage (cline-otel)",
     description:
-      "Tokens, cache, cost and tool use of the Cline CLI, exported by cline-otel. Works with the OpenTelemetry Collector's prometheus exporter and with cline-otel's own Prometheus endpoint (same metric names).",
+      "Tokens, cache, cost and tool use of the Cline CLI, exported by cline-otel. Works with the OpenTelemetry Collector's prometheus exporter and with cline-otel's own Prometheus endpoint (same metric names). Every query reads only cline-otel's series (cline_otel_producer=\"cline-otel\"): Cline's own OpenTelemetry export sends cline_* names too.",
     tags: ["cline", "cline-otel", "llm", "opentelemetry"],
     editable: true,
     graphTooltip: 1,

@@ -6,9 +6,15 @@
  * order); a tool result's `ts` is when the tool finished.
  */
 
-/** A message `ts` as a time: a finite, non-negative number of ms (truncated), else 0 (= unknown). */
+/**
+ * The latest time a JS Date can hold (ECMA-262 §21.4.1.22: 8.64e15 ms, year 275760): past it a
+ * `ts` (a hostile `1e300`) is no time, and not a safe integer for the ledger's INTEGER columns.
+ */
+export const MAX_TS_MS = 8.64e15;
+
+/** A message `ts` as a time: a positive number of ms up to MAX_TS_MS (truncated), else 0 (= unknown). */
 export function validTs(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.trunc(v) : 0;
+  return typeof v === "number" && v > 0 && v <= MAX_TS_MS ? Math.trunc(v) : 0;
 }
 
 /** The running fold of `chatStartMs`: the latest known time seen so far. */

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { ENV } from "../adapter/cline/paths.ts";
 import type { Problem } from "../adapter/types.ts";
@@ -101,17 +100,6 @@ export function describeError(e: unknown): string {
  */
 function isLedgerError(e: unknown): e is Error {
   return e instanceof Error && e.name === "LedgerError";
-}
-
-/** When nothing of Cline's exists where we look, say where we looked and what moves it. */
-export function noClineDataMessage(config: LocalConfig): string | undefined {
-  const c = config.cline;
-  if (existsSync(c.sessions.path) || existsSync(c.db.path)) return undefined;
-  return [
-    `No Cline data found: neither ${c.sessions.path} nor ${c.db.path} exists.`,
-    `If Cline keeps its data elsewhere, set ${ENV.dir}, ${ENV.dataDir}, ${ENV.sessionDataDir} or ${ENV.dbDataDir}`,
-    "(or --cline-dir, --data-dir, --sessions-dir, --db-dir); `cline-otel paths` shows what was resolved.",
-  ].join("\n");
 }
 
 /** One line per problem code with a count and an example path: counted, never silent. */

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { Command } from "commander";
-import { localConfigFrom, noClineDataMessage, withGlobalOptions } from "./common.ts";
+import { localConfigFrom, withGlobalOptions } from "./common.ts";
+import { noClineDataMessage } from "./no-data.ts";
 
 export function pathsCommand(): Command {
   const cmd = new Command("paths")

@@ -3,21 +3,27 @@ import type { Ledger } from "../ledger/ledger.ts";
 import { GROUP_DIMS, SORT_KEYS } from "../report/dims.ts";
 import type { ReportFlags } from "../report/options.ts";
 import { PERIODS } from "../report/time/periods.ts";
+import { choiceListOption } from "./choice-list.ts";
 import {
   CHECK_LEDGER_OPTION,
   ledgerOpenOptions,
   localConfigFrom,
-  noClineDataMessage,
   summarizeProblems,
   withGlobalOptions,
 } from "./common.ts";
+import { noClineDataMessage } from "./no-data.ts";
 import { createProgress } from "./progress.ts";
 
 export function reportCommand(): Command {
   const cmd = new Command("report")
     .description("collect once (incremental), then print usage from the ledger")
     .addOption(
-      new Option("--by <dim...>", "group rows by one or more dimensions").choices(GROUP_DIMS).default([]),
+      choiceListOption(
+        "--by <dim...>",
+        "group rows by one or more dimensions",
+        GROUP_DIMS,
+        "report dimension",
+      ),
     )
     .option(
       "--since <when>",

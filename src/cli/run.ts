@@ -7,10 +7,10 @@ import {
   CHECK_LEDGER_OPTION,
   configFrom,
   ledgerOpenOptions,
-  noClineDataMessage,
   ReportedError,
   withGlobalOptions,
 } from "./common.ts";
+import { noClineDataMessage } from "./no-data.ts";
 import { createProgress } from "./progress.ts";
 import { packageVersion } from "./version.ts";
 
@@ -34,11 +34,11 @@ export function runCommand(): Command {
         "cline.project attribute: path | basename | hash | none (default: path)",
       ),
     )
+    .addOption(new Option("--session-id", "put session.id on metric series (the default)").hideHelp())
     .option(
-      "--session-id",
-      "put session.id on metric series (default: $OTEL_METRICS_INCLUDE_SESSION_ID or false; events and spans always carry it)",
+      "--no-session-id",
+      "leave session.id off metric series, as a team's shared backend needs (default: $OTEL_METRICS_INCLUDE_SESSION_ID or true; events and spans always carry it)",
     )
-    .addOption(new Option("--no-session-id", "leave session.id off metric series (the default)").hideHelp())
     .option(
       "--prices <file>",
       "JSON price file merged over the bundled catalog (default: $CLINE_OTEL_PRICES)",

@@ -84,12 +84,12 @@ export function resolveTeamsConfig(
     ),
     repository,
     metrics: Object.freeze({
-      // The flag, then Claude Code's name, then ours (kept from before). Off by default: per-session
-      // series are ~11x the series a shared backend must hold (docs/metrics.md "Cardinality");
-      // events and spans keep session.id.
+      // The flag, then Claude Code's name, then ours (kept from before). On by default, as Claude
+      // Code's OTEL_METRICS_INCLUDE_SESSION_ID is; a team's shared backend turns it off (per-session
+      // series are ~11x the series: docs/metrics.md "Cardinality"), events and spans keep it.
       sessionId:
         flags.sessionId ??
-        flag(env, ["OTEL_METRICS_INCLUDE_SESSION_ID", "CLINE_OTEL_INCLUDE_SESSION_ID"], false),
+        flag(env, ["OTEL_METRICS_INCLUDE_SESSION_ID", "CLINE_OTEL_INCLUDE_SESSION_ID"], true),
       project: flag(env, ["OTEL_METRICS_INCLUDE_PROJECT"], true),
       repository: repository && flag(env, ["OTEL_METRICS_INCLUDE_REPOSITORY"], true),
       user: flag(env, ["OTEL_METRICS_INCLUDE_USER"], true),

@@ -27,6 +27,15 @@ export const ATTR = {
 } as const;
 
 /**
+ * On every metric point cline-otel exports (docs/metrics.md "Query convention"): other programs
+ * export `cline_*` names too (Cline's own `cline.tool.calls.total` is `cline_tool_calls_total` in
+ * Prometheus, as is our `cline.tool.calls`), so every shipped query selects this label. A point
+ * attribute because it is the only thing every OTLP-to-Prometheus path keeps as it is (`job` follows
+ * a user's service.name, the scope is dropped by OTLP receivers). Constant: it adds no series.
+ */
+export const PRODUCER_ATTRIBUTE: Attrs = Object.freeze({ "cline_otel.producer": "cline-otel" });
+
+/**
  * The ONLY attribute keys that ever leave the process on a cline-otel data point. Everything
  * exported passes through `allowListed`, so a new ledger column can never leak by accident.
  */

@@ -17,6 +17,7 @@ import type { PassResult } from "../collector/pass.ts";
 import type { ExportConfig, OtlpProtocol, Temporality } from "../config/config.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../util/log.ts";
+import { PRODUCER_ATTRIBUTE } from "./attributes.ts";
 import type { BackfillCount } from "./backfill.ts";
 import { CommittingExporter } from "./committing-exporter.ts";
 import { commitScrape, DeliveryTracker, undeliveredBacklog } from "./delivery.ts";
@@ -251,7 +252,7 @@ export class ExportPipeline {
         description: "Exports that were not delivered (their data is carried into the next export)",
       }),
     };
-    onExportFailure = (exporter) => health.exportFailures.add(1, { exporter });
+    onExportFailure = (exporter) => health.exportFailures.add(1, { exporter, ...PRODUCER_ATTRIBUTE });
 
     let endpoint: PrometheusEndpoint | undefined;
     if (prometheusReader && prometheusProducer) {
@@ -277,10 +278,10 @@ export class ExportPipeline {
   recordPass(pass: PassResult): void {
     this.nextPass();
     if (!this.health) return;
-    this.health.passes.add(1);
+    this.health.passes.add(1, PRODUCER_ATTRIBUTE);
     const byCode = new Map<string, number>();
     for (const p of pass.problems) byCode.set(p.code, (byCode.get(p.code) ?? 0) + 1);
-    for (const [code, n] of byCode) this.health.problems.add(n, { code });
+    for (const [code, n] of byCode) this.health.problems.add(n, { code, ...PRODUCER_ATTRIBUTE });
   }
 
   /**

@@ -8,6 +8,7 @@ import type { Resource } from "@opentelemetry/resources";
 import type { ExportConfig } from "../config/config.ts";
 import type { Logger } from "../util/log.ts";
 import { RepositoryCache } from "../vcs/repository-cache.ts";
+import { PRODUCER_ATTRIBUTE } from "./attributes.ts";
 import { copiedAttributes, type DataAttributes, metricCopies } from "./team-attributes.ts";
 import type { PriceLookup, TranslateOptions } from "./translate.ts";
 
@@ -43,7 +44,8 @@ export function teamOptions(
       project: teams.metrics.project ? cfg.project : "none",
       includeSessionId: cfg.includeSessionId,
       priceOf,
-      ...(Object.keys(metricCopy).length > 0 ? { constant: metricCopy } : {}),
+      // The producer last: a copied resource attribute of that name cannot change what queries select.
+      constant: { ...metricCopy, ...PRODUCER_ATTRIBUTE },
       ...(teams.metrics.repository && repositoryOf !== undefined ? { repositoryOf } : {}),
     }),
   };

@@ -148,3 +148,8 @@ export const WRONG: Readonly<Record<WrongTypeKind, WrongType>> = Object.freeze({
 export function isWrongType(v: unknown): v is WrongType {
   return typeof v === "object" && v !== null && (v as Record<symbol, unknown>)[WRONG_TYPE_BRAND] === true;
 }
+
+/** A WrongType for a problem line, with its article: "an object", "a number", "a too-long". */
+export function wrongTypeShown(v: WrongType): string {
+  return `${/^[aeiou]/.test(v.wrongType) ? "an" : "a"} ${v.wrongType}`;
+}

@@ -30,6 +30,11 @@ describe("validTs", () => {
     [-5, 0],
     [Number.NaN, 0],
     [Number.POSITIVE_INFINITY, 0],
+    // Past a Date's range: not a time, and not a safe integer for the ledger (issue 28).
+    [1e300, 0],
+    [8.64e15 + 2, 0],
+    [8.64e15, 8.64e15],
+    [0.5, 0],
     ["1796018200592", 0],
     [undefined, 0],
   ];

@@ -116,6 +116,37 @@ describe("cline-otel report", () => {
     ]);
   });
 
+  it("--by takes a comma list as well as separate words, each name checked, the bad one named", () => {
+    const words = reportJson(env, ["agent", "model"]);
+    const json = (args: string[]) => {
+      const r = runCli(["report", "--json", ...args], env);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as typeof words;
+    };
+    expect(json(["--by", "agent,model"]).rows).toEqual(words.rows);
+    expect(json(["--by", "agent, model"]).rows).toEqual(words.rows);
+    expect(json(["--by", "agent", "--by", "model"]).rows).toEqual(words.rows);
+    // Mixed: a comma list, then a word; the order is kept (time first, as the report sorts).
+    const three = json(["--by", "client,agent", "model"]);
+    expect(three.rows.map((x) => [x.client, x.agent, x.model])).toEqual(
+      words.rows.map((x) => ["cli", x.agent, x.model]),
+    );
+    for (const [arg, bad] of [
+      ["client,modl", "'modl'"],
+      ["colour,client", "'colour'"],
+      ["client,,x", "'x'"],
+    ] as const) {
+      const r = runCli(["report", "--by", arg], env);
+      expect(r.status, arg).toBe(2);
+      expect(r.stderr.trim().split("\n"), arg).toHaveLength(1);
+      expect(r.stderr).toContain(`${bad} is not a report dimension`);
+      expect(r.stderr).toMatch(
+        /choose from day, week, month, model, provider, project, session, agent, tool, client/,
+      );
+    }
+    expect(runCli(["report", "--by", ","], env).status).toBe(2);
+  });
+
   it("--by tool splits each message's tokens over its calls and the rows sum to the totals", () => {
     const r = reportJson(env, ["tool"]);
     const rows = Object.fromEntries(r.rows.map((x) => [x.tool, x]));

@@ -18,7 +18,7 @@ describe("resolveConfig", () => {
       timeoutMs: 30_000,
       temporality: "cumulative",
       serviceName: "cline-otel",
-      includeSessionId: false,
+      includeSessionId: true,
       project: "path",
     });
     expect(c.export.otlp).toMatchObject({

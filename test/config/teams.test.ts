@@ -7,12 +7,12 @@ const teams = (env: Record<string, string>, flags: { sessionId?: boolean } = {})
   resolveTeamsConfig(flags, env, () => "os-account");
 
 describe("teams configuration", () => {
-  it("defaults: the OS account, the team copies, no repository, every metric dimension but session.id", () => {
+  it("defaults: the OS account, the team copies, no repository, every metric dimension (session.id too)", () => {
     expect(teams({})).toEqual({
       user: "os-account",
       copyResourceAttributes: DEFAULT_COPY_RESOURCE_ATTRIBUTES,
       repository: false,
-      metrics: { sessionId: false, project: true, repository: false, user: true },
+      metrics: { sessionId: true, project: true, repository: false, user: true },
     });
     expect(DEFAULT_COPY_RESOURCE_ATTRIBUTES).toEqual(["team.id", "department", "cost_center", "user.name"]);
     expect(Object.isFrozen(teams({}).metrics)).toBe(true);
@@ -39,6 +39,12 @@ describe("teams configuration", () => {
     expect(teams({ CLINE_OTEL_INCLUDE_SESSION_ID: "true" }).metrics.sessionId).toBe(true);
     expect(teams({ OTEL_METRICS_INCLUDE_SESSION_ID: "false" }).metrics.sessionId).toBe(false);
     expect(teams({}, { sessionId: true }).metrics.sessionId).toBe(true);
+    // The team setting: either name turns it off; the flag beats the variable either way.
+    expect(teams({ CLINE_OTEL_INCLUDE_SESSION_ID: "false" }).metrics.sessionId).toBe(false);
+    expect(teams({}, { sessionId: false }).metrics.sessionId).toBe(false);
+    expect(teams({ OTEL_METRICS_INCLUDE_SESSION_ID: "false" }, { sessionId: true }).metrics.sessionId).toBe(
+      true,
+    );
     expect(
       teams({ OTEL_METRICS_INCLUDE_SESSION_ID: "true", CLINE_OTEL_INCLUDE_SESSION_ID: "false" }).metrics
         .sessionId,

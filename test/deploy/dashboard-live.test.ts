@@ -154,7 +154,9 @@ const panels = dataPanels(dashboard);
 const isCapturePanel = (p: (typeof panels)[number]) =>
   (p.targets ?? []).some((t) => /cline_request_/.test(t.expr ?? ""));
 const isEditPanel = (p: (typeof panels)[number]) =>
-  (p.targets ?? []).some((t) => /cline_lines_of_code_total|cline_code_edit_decisions_total/.test(t.expr ?? ""));
+  (p.targets ?? []).some((t) =>
+    /cline_lines_of_code_total|cline_code_edit_decisions_total/.test(t.expr ?? ""),
+  );
 /**
  * Panels that may rightly be empty here: firing alerts (nothing need fire over the fixtures; the
  * PromQL test makes one fire), compactions unless the product exports them, and the file edits

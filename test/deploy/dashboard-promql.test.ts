@@ -65,7 +65,11 @@ const edit = (team: string, user: string, repo: string, over: Partial<Edit>): Ed
 const REPO_A = "https://example.com/acme/alpha";
 const REPO_B = "https://example.com/acme/beta";
 
+/** On every point cline-otel exports (src/export/attributes.ts), selected by every shipped query. */
+const PRODUCER: Attrs = { "cline_otel.producer": "cline-otel" };
+
 const lead = (session: string, project: string, model: string, provider: string): Attrs => ({
+  ...PRODUCER,
   "session.id": session,
   "cline.agent": "lead",
   "cline.project": project,
@@ -213,6 +217,7 @@ beforeAll(async () => {
       requests.add(u.requests, u.attrs);
       cost.add(u.cost, u.attrs);
       const chat = {
+        ...PRODUCER,
         "session.id": u.attrs["session.id"] ?? "",
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": u.attrs["gen_ai.request.model"] ?? "",

@@ -37,21 +37,30 @@ describe("run flags", () => {
     expect(JSON.stringify(rx.points.map((p) => p.attributes))).not.toContain("secret");
   });
 
-  it("default: no session id on metric series, the two sessions summed; --session-id splits them", async () => {
+  it("default: session id on metric series, the two sessions split; the team setting sums them", async () => {
     const { args, env, rx } = await setup();
     const r = await runCliAsync(args, env);
     expect(r.status, r.stderr).toBe(0);
-    const req = rx.points.filter((p) => p.metric === "cline.requests");
-    expect(req.map((p) => p.value)).toEqual([2]);
-    expect(req[0]?.attributes).not.toHaveProperty("session.id");
-    const on = await setup();
-    const r2 = await runCliAsync([...on.args, "--session-id"], on.env);
-    expect(r2.status, r2.stderr).toBe(0);
-    const split = on.rx.points.filter((p) => p.metric === "cline.requests");
+    const split = rx.points.filter((p) => p.metric === "cline.requests");
     expect(split.map((p) => String(p.attributes["session.id"])).sort()).toEqual([
       "1796000000001_flags",
       "1796000000002_flags",
     ]);
+    // OTEL_METRICS_INCLUDE_SESSION_ID=false, the one setting a team's shared backend needs (folded in SQL).
+    const off = await setup();
+    const r2 = await runCliAsync(off.args, { ...off.env, OTEL_METRICS_INCLUDE_SESSION_ID: "false" });
+    expect(r2.status, r2.stderr).toBe(0);
+    const req = off.rx.points.filter((p) => p.metric === "cline.requests");
+    expect(req.map((p) => p.value)).toEqual([2]);
+    expect(req[0]?.attributes).not.toHaveProperty("session.id");
+    // --session-id overrides the variable (the flag first, then the environment).
+    const on = await setup();
+    const r3 = await runCliAsync([...on.args, "--session-id"], {
+      ...on.env,
+      OTEL_METRICS_INCLUDE_SESSION_ID: "false",
+    });
+    expect(r3.status, r3.stderr).toBe(0);
+    expect(on.rx.points.filter((p) => p.metric === "cline.requests")).toHaveLength(2);
   });
 
   it("--prices prices a model the catalog does not know; without it the requests are unpriced", async () => {

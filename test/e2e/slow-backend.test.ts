@@ -15,9 +15,10 @@ const scratch = e2eScratch();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The OTLP settings of every run here, with session.id on the metric series: a series per session
- * makes the history the many requests of 1,000 points this file is about (folded series, the
- * default, are few: their pages are tested in test/export/backfill.test.ts).
+ * The OTLP settings of every run here, with session.id on the metric series (the default, pinned
+ * here): a series per session makes the history the many requests of 1,000 points this file is
+ * about (folded series, the team setting, are few: their pages are tested in
+ * test/export/backfill.test.ts).
  */
 const seriesEnv = (url: string, extra: Record<string, string> = {}) =>
   otlpEnv(url, { OTEL_METRICS_INCLUDE_SESSION_ID: "true", ...extra });

@@ -12,6 +12,7 @@ import { emptyResource } from "@opentelemetry/resources";
 import { MeterProvider, type MetricProducer } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RequestCapture } from "../../src/adapter/types.ts";
+import { PRODUCER_ATTRIBUTE } from "../../src/export/attributes.ts";
 import { captureSeriesToMetricData } from "../../src/export/captures.ts";
 import { nsToHrTime } from "../../src/export/metric-data.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
@@ -133,6 +134,8 @@ beforeAll(async () => {
       const metrics = captureSeriesToMetricData(ledger.captureSeries(), {
         project: "path",
         includeSessionId: true,
+        // What every exported point carries, and what the docs' queries select.
+        constant: PRODUCER_ATTRIBUTE,
         temporality: "cumulative",
         startTime: nsToHrTime(ledger.streamStartNs),
         endTime: nsToHrTime(BigInt(Date.now()) * 1_000_000n),

@@ -1,7 +1,8 @@
 /**
- * The default a shared backend can hold (docs/metrics.md "Cardinality"): with nothing set, metric
- * series carry no session.id (their totals are the ledger's folded by the other attributes, sent
- * in pages), while events keep it.
+ * The team setting a shared backend needs (docs/metrics.md "Cardinality"):
+ * OTEL_METRICS_INCLUDE_SESSION_ID=false leaves session.id off metric series (their totals are the
+ * ledger's folded by the other attributes, sent in pages), while events keep it. With nothing set
+ * (the default since issue 28) the series carry it.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/config.ts";
@@ -24,7 +25,20 @@ afterEach(async () => {
   t = undefined;
 });
 
-describe("the default: no session.id on metric series", () => {
+describe("the team setting: no session.id on metric series", () => {
+  it("the default is on: nothing set resolves to session.id on metric series", () => {
+    const dirs = {
+      stateDir: "/tmp/unused-state",
+      sessionsDir: "/tmp/unused-sessions",
+      dbDir: "/tmp/unused-db",
+    };
+    expect(resolveConfig(dirs, {}, "/tmp", "/tmp").export.includeSessionId).toBe(true);
+    expect(
+      resolveConfig(dirs, { OTEL_METRICS_INCLUDE_SESSION_ID: "false" }, "/tmp", "/tmp").export
+        .includeSessionId,
+    ).toBe(false);
+  });
+
   it("metric points carry none and hold the folded totals, in pages; events keep session.id", async () => {
     t = tempLedger();
     rx = await startReceiver();
@@ -34,6 +48,8 @@ describe("the default: no session.id on metric series", () => {
       {
         OTEL_METRIC_EXPORT_INTERVAL: "3600000",
         CLINE_OTEL_USER: "",
+        // The one setting a team turns it off with (otel-collector/gateway.yaml, docs/backends.md).
+        OTEL_METRICS_INCLUDE_SESSION_ID: "false",
         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
       },
       "/tmp",

@@ -121,7 +121,7 @@ describe.runIf(available)("Prometheus exporter scraped by a real Prometheus", ()
     const text = await (await fetch(pipeline.prometheusUrl ?? "")).text();
     for (const name of PROM_NAMES) expect(text).toContain(`# TYPE ${name} counter`);
     expect(text).toMatch(
-      /cline_token_usage_total\{session_id="[^"]+",cline_agent="[^"]+",cline_project="[^"]+",gen_ai_request_model="[^"]+",gen_ai_provider_name="[^"]+",type="input",otel_scope_name="cline-otel"\} \d+/,
+      /cline_token_usage_total\{cline_otel_producer="cline-otel",session_id="[^"]+",cline_agent="[^"]+",cline_project="[^"]+",gen_ai_request_model="[^"]+",gen_ai_provider_name="[^"]+",type="input",otel_scope_name="cline-otel"\} \d+/,
     );
   });
 

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { arr, isWrongType, num, obj, type Scanned, str, WRONG } from "../../src/scan/schema.ts";
+import {
+  arr,
+  isWrongType,
+  num,
+  obj,
+  type Scanned,
+  str,
+  WRONG,
+  wrongTypeShown,
+} from "../../src/scan/schema.ts";
 
 describe("schema builders", () => {
   it("build frozen schema nodes", () => {
@@ -50,4 +59,16 @@ describe("isWrongType", () => {
       expect(id).toBe("a");
     }
   });
+});
+
+describe("wrongTypeShown", () => {
+  const table: [keyof typeof WRONG, string][] = [
+    ["object", "an object"],
+    ["array", "an array"],
+    ["number", "a number"],
+    ["null", "a null"],
+    ["unlisted", "an unlisted"],
+    ["too-long", "a too-long"],
+  ];
+  for (const [k, want] of table) it(`${k} -> ${want}`, () => expect(wrongTypeShown(WRONG[k])).toBe(want));
 });

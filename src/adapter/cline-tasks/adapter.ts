@@ -80,6 +80,14 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       }
       return c;
     }
+    if (m.status === "unreadable") {
+      problems.push({
+        path,
+        code: "task-metadata-unreadable",
+        detail: `${m.detail}: cline.client from the root`,
+      });
+      return clientTimeline([], root);
+    }
     const key = m.stat === undefined ? undefined : `${m.stat.ino}:${m.stat.size}:${m.stat.mtimeNs}`;
     if (key === undefined || torn.get(path) !== key) {
       if (key !== undefined) torn.set(path, key);

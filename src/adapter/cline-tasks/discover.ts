@@ -27,6 +27,16 @@ function errCode(e: unknown): string | undefined {
 }
 
 /**
+ * Why a task's `ui_messages.json` path is not a source: absent (not written yet: no problem) or a
+ * thing no writer of Cline's makes there (a directory, a FIFO: `not-a-file`, reported, never read).
+ */
+export function taskFileProblem(path: string, st: Stats | undefined): Problem | undefined {
+  if (st === undefined || st.isFile()) return undefined;
+  const kind = st.isDirectory() ? "a directory" : "not a regular file";
+  return { path, code: "not-a-file", detail: `${UI_MESSAGES} is ${kind}` };
+}
+
+/**
  * `previous`: the last discovery's sources by path; one that is listed again with the same hint is
  * that same object (an idle pass over 10,000 tasks allocates no new Source, and collects less).
  */
@@ -76,7 +86,9 @@ export async function discoverTasks(
         problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
         continue;
       }
-      if (st?.isFile() !== true) continue;
+      const notFile = taskFileProblem(path, st);
+      if (notFile !== undefined) problems.push(notFile);
+      if (st === undefined || notFile !== undefined) continue;
       stats.set(path, st);
       const entry = entries.get(id);
       if (entry === undefined) entryless.add(root.path);

@@ -8,11 +8,12 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { FileStat } from "../../scan/scanner.ts";
 import { ScanError, scanFile, toFileStat } from "../../scan/scanner.ts";
-import { isWrongType } from "../../scan/schema.ts";
+import { isWrongType, wrongTypeShown } from "../../scan/schema.ts";
 import { readWhole, sameStat } from "../fingerprint.ts";
 import type { Problem } from "../types.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
 import { taskHistorySchema } from "./schema.ts";
+import type { ScannedTaskHistory } from "./types.ts";
 
 export interface HistoryEntry {
   readonly project: string;
@@ -25,6 +26,8 @@ export const HISTORY_FILE = join("state", "taskHistory.json");
 interface Loaded {
   readonly stat: FileStat;
   readonly entries: ReadonlyMap<string, HistoryEntry>;
+  /** What is wrong with that version of the file: reported at every read of it, as a failed read is. */
+  readonly problem?: Problem;
 }
 
 function count(v: unknown): number | undefined {
@@ -51,13 +54,17 @@ export class HistoryCache {
       problems.push({ path, code: "history-unreadable", detail: `stat failed: ${code}` });
       return prev?.entries ?? new Map();
     }
-    if (prev !== undefined && sameStat(prev.stat, now)) return prev.entries;
+    if (prev !== undefined && sameStat(prev.stat, now)) {
+      if (prev.problem !== undefined) problems.push(prev.problem);
+      return prev.entries;
+    }
     try {
       const r = await scanFile(path, taskHistorySchema);
       // Rewritten through a temp file and a rename: a read that raced one is retried next pass.
       if (!readWhole(r)) return prev?.entries ?? new Map();
-      const entries = toEntries(r.value);
-      this.loaded.set(root, { stat: r.statBefore, entries });
+      const { entries, problem } = historyEntries(r.value, path);
+      this.loaded.set(root, { stat: r.statBefore, entries, ...(problem === undefined ? {} : { problem }) });
+      if (problem !== undefined) problems.push(problem);
       return entries;
     } catch (e) {
       if (!(e instanceof ScanError)) throw e;
@@ -67,11 +74,30 @@ export class HistoryCache {
   }
 }
 
-function toEntries(v: unknown): Map<string, HistoryEntry> {
+/**
+ * The entries of a whole taskHistory.json by task id, and what is wrong with it: a document that
+ * is not an array (`not-a-task-history`: no entry, so no task has a project or a check) or entries
+ * without a string `id` (`invalid-history-entry`: skipped, counted in one problem). Totals that are
+ * not counts only drop that entry's check (never added anyway).
+ */
+export function historyEntries(
+  v: ScannedTaskHistory | undefined,
+  path: string,
+): { readonly entries: Map<string, HistoryEntry>; readonly problem?: Problem } {
   const out = new Map<string, HistoryEntry>();
-  if (!Array.isArray(v)) return out;
-  for (const e of v as Record<string, unknown>[]) {
-    if (isWrongType(e) || typeof e.id !== "string") continue;
+  if (v === undefined || isWrongType(v)) {
+    const shape = v === undefined ? "nothing" : wrongTypeShown(v);
+    return {
+      entries: out,
+      problem: { path, code: "not-a-task-history", detail: `top-level value is ${shape}, not an array` },
+    };
+  }
+  let invalid = 0;
+  for (const e of v) {
+    if (isWrongType(e) || typeof e.id !== "string") {
+      invalid++;
+      continue;
+    }
     const tokensIn = count(e.tokensIn);
     const tokensOut = count(e.tokensOut);
     const cacheReads = count(e.cacheReads ?? 0);
@@ -88,7 +114,9 @@ function toEntries(v: unknown): Map<string, HistoryEntry> {
       ...(totals === undefined ? {} : { totals }),
     });
   }
-  return out;
+  if (invalid === 0) return { entries: out };
+  const detail = `${invalid} of ${v.length} entries are not an object with a string id: skipped`;
+  return { entries: out, problem: { path, code: "invalid-history-entry", detail } };
 }
 
 /** Cline's lifetime totals above the sums of the per-request entries (tokens we would miss), or undefined. */

@@ -7,7 +7,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { type FileStat, ScanError, scanFile, toFileStat } from "../../scan/scanner.ts";
-import { isWrongType } from "../../scan/schema.ts";
+import { isWrongType, wrongTypeShown } from "../../scan/schema.ts";
 import { readWhole } from "../fingerprint.ts";
 import { clientOfHostName, type HostOf } from "./host.ts";
 import { taskMetadataSchema } from "./schema.ts";
@@ -27,10 +27,21 @@ export type MetadataRead =
   | { readonly status: "absent" }
   | { readonly status: "read"; readonly entries: readonly HostEntry[] }
   /** Torn or unparsable now; `stat` identifies that state of the file (undefined: it raced). */
-  | { readonly status: "torn"; readonly detail: string; readonly stat?: FileStat };
+  | { readonly status: "torn"; readonly detail: string; readonly stat?: FileStat }
+  /** No write can be under way: not a file (a directory, a symlink loop) or a whole non-object. */
+  | { readonly status: "unreadable"; readonly detail: string };
 
-function isEnoent(e: ScanError): boolean {
-  return e.code === "io" && /ENOENT/.test(e.message);
+/**
+ * What a failed scan of the file says: gone (absent); a state an in-place write passes through
+ * (truncated, empty, unparsable: torn, read again); or a path no write of Cline's makes (a
+ * directory, a FIFO, a symlink loop: unreadable at once). A symlink loop cannot be stat'ed, so
+ * as torn it would have no stat to be recognised by and would fail the task's every read.
+ */
+export function metadataScanFailure(e: ScanError): "absent" | "torn" | "unreadable" {
+  if (e.code === "not-a-file") return "unreadable";
+  if (e.code !== "io") return "torn";
+  if (/ENOENT/.test(e.message)) return "absent";
+  return /ELOOP|ENOTDIR|EISDIR/.test(e.message) ? "unreadable" : "torn";
 }
 
 /** The file's stat now, or undefined when it cannot be taken (it is changing: a race). */
@@ -51,15 +62,21 @@ export async function readTaskHosts(taskDir: string): Promise<MetadataRead> {
     r = await scanFile(path, taskMetadataSchema);
   } catch (e) {
     if (!(e instanceof ScanError)) throw e;
-    if (isEnoent(e)) return { status: "absent" };
+    const kind = metadataScanFailure(e);
+    if (kind === "absent") return { status: "absent" };
+    if (kind === "unreadable") return { status: "unreadable", detail: e.message };
     // A truncated or empty file is the state between an in-place write's truncate and its end.
     const stat = statNow(path);
     return { status: "torn", detail: e.message, ...(stat === undefined ? {} : { stat }) };
   }
   if (!readWhole(r)) return { status: "torn", detail: "rewritten while being read" };
   const v = r.value;
+  // A whole document (it scanned to its end) that is not an object: no write is under way.
   if (v === undefined || isWrongType(v))
-    return { status: "torn", detail: "not an object", stat: r.statBefore };
+    return {
+      status: "unreadable",
+      detail: `top-level value is ${v === undefined ? "nothing" : wrongTypeShown(v)}, not an object`,
+    };
   const history = v.environment_history;
   const entries: HostEntry[] = [];
   if (history !== undefined && !isWrongType(history)) {

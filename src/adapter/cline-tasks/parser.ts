@@ -7,7 +7,7 @@
  * the task stopped to ask), so n is final when they are recorded. A `subagent_usage` message (the
  * sub-agents of one use_subagents call, whose requests are in no entry) is one more event.
  */
-import { isWrongType, type WrongType } from "../../scan/schema.ts";
+import { isWrongType, type WrongType, wrongTypeShown } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type { DocumentSignals, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
@@ -121,7 +121,44 @@ export function readCounts(
   return { ok };
 }
 
-export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): ParsedTask {
+/**
+ * The document as an array of messages, or why it is not one (a `{"not": "an array"}`, a scalar,
+ * `null`): a complete document of the wrong shape is read and reported, never retried as torn.
+ */
+export function taskMessages(
+  doc: ScannedUiMessages | undefined,
+): { readonly messages: Exclude<ScannedUiMessages, WrongType> } | { readonly shape: string } {
+  if (doc === undefined) return { shape: "nothing" };
+  if (isWrongType(doc)) return { shape: wrongTypeShown(doc) };
+  return { messages: doc };
+}
+
+/** What a document of the wrong shape gives: no event, no call, one `not-a-task-document` problem. */
+function notATaskDocument(ctx: TaskContext, shape: string): ParsedTask {
+  return {
+    events: [],
+    toolCalls: [],
+    problems: [
+      { path: ctx.path, code: "not-a-task-document", detail: `top-level value is ${shape}, not an array` },
+    ],
+    signals: {
+      sessionId: ctx.taskId,
+      rootSessionId: ctx.taskId,
+      agent: TASK_AGENT,
+      lastTsMs: 0,
+      toolResults: [],
+      turns: [],
+    },
+    sums: { tokensIn: 0, tokensOut: 0, cacheReads: 0, cacheWrites: 0 },
+    waiting: { requests: 0, toolCalls: 0 },
+  };
+}
+
+export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): ParsedTask {
+  // Checked before anything else is set up: nothing below has to handle a document of no messages.
+  const shaped = taskMessages(docIn);
+  if (!("messages" in shaped)) return notATaskDocument(ctx, shaped.shape);
+  const doc = shaped.messages;
   const events: UsageEvent[] = [];
   const toolCalls: ToolCall[] = [];
   const problems: Problem[] = [];
@@ -141,10 +178,6 @@ export function parseUiMessages(doc: ScannedUiMessages, ctx: TaskContext): Parse
   const clientAt = ctx.clientAt ?? (() => root.client);
   let lastTsMs = 0;
   let waitingRequests = 0;
-  if (doc === undefined || isWrongType(doc)) {
-    problems.push({ path, code: "not-a-task-document", detail: "top-level value is not an array" });
-    return done();
-  }
   const requestTs = new Set<number>();
   const toolTs = new Map<number, number>();
   const subagentTs = new Map<number, number>();

@@ -90,6 +90,8 @@ export const LABELS: Readonly<Record<string, string>> = {
   source: "source",
   language: "language",
   "cline.lines.exact": "cline_lines_exact",
+  // on every point (docs/metrics.md "Query convention")
+  "cline_otel.producer": "cline_otel_producer",
   // health counters
   code: "code",
   exporter: "exporter",

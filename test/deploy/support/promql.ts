@@ -173,10 +173,94 @@ function enclosingCall(tokens: readonly Token[], i: number): { name: string; clo
   return undefined;
 }
 
+/** The label every shipped query selects (docs/metrics.md "Query convention"). */
+export const PRODUCER_LABEL = "cline_otel_producer";
+export const PRODUCER_VALUE = "cline-otel";
+
+/**
+ * Where a set operator's right-hand side starts: just past `and` / `unless` at `op` and an optional
+ * `ignoring (...)` / `on (...)` list.
+ */
+function afterSetOperator(tokens: readonly Token[], op: number): number {
+  let j = op + 1;
+  const t = tokens[j]?.text;
+  if ((t === "ignoring" || t === "on") && tokens[j + 1]?.text === "(") {
+    j += 2;
+    while (j < tokens.length && tokens[j]?.text !== ")") j++;
+    j++;
+  }
+  return j;
+}
+
+/**
+ * The set operator (`and` / `unless`) whose right-hand side is the selector at `i` (possibly in
+ * parentheses), if any.
+ */
+function setOperatorBefore(tokens: readonly Token[], i: number): number | undefined {
+  let start = i;
+  while (tokens[start - 1]?.text === "(" && tokens[start - 2]?.kind !== "ident") start--;
+  for (let k = start - 1; k >= 0 && k >= start - 8; k--) {
+    const t = tokens[k]?.text;
+    if ((t === "and" || t === "unless") && afterSetOperator(tokens, k) === start) return k;
+  }
+  return undefined;
+}
+
+/**
+ * Does the `{...}` after the metric name at `i` choose its producer: `cline_otel_producer="cline-otel"`
+ * (ours), or `cline_otel_producer=""` (deliberately the others', e.g. Cline's own export in the docs)?
+ */
+function selectsProducer(tokens: readonly Token[], i: number): boolean {
+  const end = afterSelector(tokens, i);
+  for (let k = i + 2; k + 2 < end; k++) {
+    const value = tokens[k + 2];
+    if (
+      tokens[k]?.text === PRODUCER_LABEL &&
+      tokens[k + 1]?.text === "=" &&
+      value?.kind === "string" &&
+      (value.text === PRODUCER_VALUE || value.text === "")
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
+ * The selectors of `cline_*` / `gen_ai_*` series whose values the expression uses without selecting
+ * cline-otel's producer label (docs/metrics.md "Query convention"). Exempt: a bare series right of
+ * `and` / `unless` (a presence filter, e.g. the window start of the born-in-window idiom, matched
+ * `ignoring (cline_otel_producer)`), whose values are never used. Recording rules (`cline:...`) are
+ * built from selected series and are not series of a producer.
+ */
+export function unselectedProducer(expr: string): string[] {
+  const tokens = tokenize(expr);
+  const r = roles(tokens);
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const name = (tokens[i] as Token).text;
+    if (r[i] !== "metric" || !/^(cline|gen_ai)_[a-zA-Z0-9_]*$/.test(name)) continue;
+    if (selectsProducer(tokens, i)) continue;
+    if (setOperatorBefore(tokens, i) !== undefined && tokens[afterSelector(tokens, i)]?.text !== "[")
+      continue;
+    out.push(name);
+  }
+  return out;
+}
+
+/** A selector's text without the producer matcher (the two sides of the idiom differ only there). */
+function withoutProducer(text: string): string {
+  return text
+    .replace(`${PRODUCER_LABEL} = ${JSON.stringify(PRODUCER_VALUE)} , `, "")
+    .replace(` , ${PRODUCER_LABEL} = ${JSON.stringify(PRODUCER_VALUE)}`, "")
+    .replace(`{ ${PRODUCER_LABEL} = ${JSON.stringify(PRODUCER_VALUE)} }`, "")
+    .trim();
+}
+
 /**
  * Every use of a counter must go through rate()/increase(). Two more forms are allowed, and only
  * as the "series born inside the window" idiom of the dashboard:
- *   `X offset W` right after `and` / `unless` (a presence test: its value is never used), and
+ *   `X offset W` right after `and` / `unless` (a presence test: its value is never used; it may be
+ *   matched `ignoring (...)` / `on (...)`), and
  *   `last_over_time(X[W]) unless X offset W` (a series that did not exist W ago counts in full).
  * Returns one message per violation.
  */
@@ -188,8 +272,7 @@ export function counterUseViolations(expr: string, isCounter: (name: string) => 
     if (r[i] !== "metric" || !isCounter((tokens[i] as Token).text)) continue;
     const name = (tokens[i] as Token).text;
     const end = afterSelector(tokens, i);
-    const prev = tokens[i - 1]?.text;
-    if (tokens[end]?.text === "offset" && (prev === "and" || prev === "unless")) continue;
+    if (tokens[end]?.text === "offset" && setOperatorBefore(tokens, i) !== undefined) continue;
     const call = enclosingCall(tokens, i);
     if (call === undefined) {
       problems.push(`${name} is used raw (not inside rate/increase)`);
@@ -199,11 +282,11 @@ export function counterUseViolations(expr: string, isCounter: (name: string) => 
     if (call.name === "last_over_time") {
       const sel = selectorText(tokens, i);
       const after = tokens[call.close + 1];
-      const guardStart = call.close + 2;
+      const guardStart = afterSetOperator(tokens, call.close + 1);
       const guardOk =
         after?.text === "unless" &&
         (tokens[guardStart] as Token | undefined)?.text === name &&
-        selectorText(tokens, guardStart) === sel &&
+        withoutProducer(selectorText(tokens, guardStart)) === withoutProducer(sel) &&
         tokens[afterSelector(tokens, guardStart)]?.text === "offset";
       const hasIncrease = tokens.some(
         (t, k) =>

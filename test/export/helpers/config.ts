@@ -2,8 +2,9 @@
  * The configuration the export tests share: resolved as the CLI resolves it, with directories no
  * test reads, a one-hour metric interval (tests flush by hand), a 1.5 s OTLP timeout, no
  * `user.name` (whoever runs the tests; test/export/teams.test.ts covers it) and `session.id` on
- * the metric series, so what a backend received compares series by series with the ledger's rows
- * (the default, off, is tested where it matters: test/export/fold.test.ts, backfill.test.ts,
+ * the metric series (the default; set here too so that a change of default cannot silently fold
+ * them), so what a backend received compares series by series with the ledger's rows (the team
+ * setting, off, is tested where it matters: test/export/fold.test.ts, backfill.test.ts,
  * default-series.test.ts); a test's own variables come last and win.
  */
 import type { Resource } from "@opentelemetry/resources";

@@ -36,7 +36,14 @@ export interface ReceivedPoint {
   readonly scope: string;
   readonly temporality: "delta" | "cumulative" | "unspecified";
   readonly monotonic: boolean;
+  /**
+   * The point's attributes less `cline_otel.producer`, which every cline-otel metric point carries
+   * (src/export/attributes.ts PRODUCER_ATTRIBUTE): tests compare series by what varies, and
+   * test/export/producer-attribute.test.ts checks `producer` on every point.
+   */
   readonly attributes: Readonly<Record<string, AttrValue>>;
+  /** The `cline_otel.producer` attribute of the point, undefined when it had none. */
+  readonly producer: AttrValue | undefined;
   readonly startNs: bigint;
   readonly timeNs: bigint;
   /** The value; for a histogram, its sum. */
@@ -204,6 +211,17 @@ export function jsonAttrs(kvs: JsonKv[] | undefined): Record<string, AttrValue> 
 
 const TEMPORALITY = ["unspecified", "delta", "cumulative"] as const;
 
+const PRODUCER_KEY = "cline_otel.producer";
+
+/** A metric point's attributes with `cline_otel.producer` taken out into its own field. */
+export function producerApart(attrs: Record<string, AttrValue>): {
+  attributes: Record<string, AttrValue>;
+  producer: AttrValue | undefined;
+} {
+  const { [PRODUCER_KEY]: producer, ...attributes } = attrs;
+  return { attributes, producer };
+}
+
 export function decodeJson(body: Buffer, request: number): ReceivedPoint[] {
   // biome-ignore lint/suspicious/noExplicitAny: test decoder of a foreign wire format
   const req = JSON.parse(body.toString("utf8")) as any;
@@ -229,7 +247,7 @@ export function decodeJson(body: Buffer, request: number): ReceivedPoint[] {
               scope: sm.scope?.name ?? "",
               temporality: TEMPORALITY[m.histogram.aggregationTemporality ?? 0] ?? "unspecified",
               monotonic: false,
-              attributes: jsonAttrs(dp.attributes),
+              ...producerApart(jsonAttrs(dp.attributes)),
               startNs: BigInt(dp.startTimeUnixNano ?? 0),
               timeNs: BigInt(dp.timeUnixNano ?? 0),
               value: histogram.sum,
@@ -250,7 +268,7 @@ export function decodeJson(body: Buffer, request: number): ReceivedPoint[] {
             scope: sm.scope?.name ?? "",
             temporality: TEMPORALITY[data.aggregationTemporality ?? 0] ?? "unspecified",
             monotonic: data.isMonotonic === true,
-            attributes: jsonAttrs(dp.attributes),
+            ...producerApart(jsonAttrs(dp.attributes)),
             startNs: BigInt(dp.startTimeUnixNano ?? 0),
             timeNs: BigInt(dp.timeUnixNano ?? 0),
             value: dp.asDouble !== undefined ? Number(dp.asDouble) : Number(dp.asInt ?? 0),
@@ -398,7 +416,7 @@ export function decodeProtobuf(body: Buffer, request: number): ReceivedPoint[] {
               scope,
               temporality: TEMPORALITY[Number(int(h, 2))] ?? "unspecified",
               monotonic: false,
-              attributes: protoAttrs(sub(dp, 9)),
+              ...producerApart(protoAttrs(sub(dp, 9))),
               startNs: int(dp, 2),
               timeNs: int(dp, 3),
               value: histogram.sum,
@@ -425,7 +443,7 @@ export function decodeProtobuf(body: Buffer, request: number): ReceivedPoint[] {
             scope,
             temporality: sumBuf ? (TEMPORALITY[Number(int(d, 2))] ?? "unspecified") : "unspecified",
             monotonic: sumBuf ? int(d, 3) === 1n : false,
-            attributes: protoAttrs(sub(dp, 7)),
+            ...producerApart(protoAttrs(sub(dp, 7))),
             startNs: int(dp, 2),
             timeNs: int(dp, 3),
             value: dbl?.bytes
