@@ -81,6 +81,13 @@ export interface ProducerOptions {
 export const MAX_WINDOW_ROWS = 2000;
 
 /**
+ * File edits per delta window: an edit in a series of its own is up to 5 points (~2.6 KB of
+ * http/json), so 500 of them (~1.3 MiB) next to a worst-case window of events, calls and captures
+ * (~16 MiB) keep one request under the OpenTelemetry Collector's 20 MiB body limit.
+ */
+export const MAX_WINDOW_EDITS = 500;
+
+/**
  * A capture in a series of its own costs ~5 KB of http/json (two histograms and up to nine
  * sums); 1,000 of them next to a worst-case window of events and calls (~12 MiB) keep one
  * request under the OpenTelemetry Collector's 20 MiB body limit.
@@ -105,7 +112,7 @@ export class LedgerMetricProducer implements MetricProducer {
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
   position(): string {
     const s = this.ledger.getExportState(this.opts.exporter);
-    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}`;
+    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}/${s.editWatermark ?? 0}`;
   }
 
   /** Delta: whether the ledger holds events, calls or captures beyond what was delivered. */
@@ -118,7 +125,8 @@ export class LedgerMetricProducer implements MetricProducer {
       ids.call > state.callWatermark ||
       this.ledger.maxCaptureId() > state.captureWatermark ||
       this.ledger.maxCompactionId() > (state.compactionWatermark ?? 0) ||
-      (this.ledger.signals?.toolOutcomes.pending(state.finalCallWatermark ?? 0) ?? false)
+      (this.ledger.signals?.toolOutcomes.pending(state.finalCallWatermark ?? 0) ?? false) ||
+      this.ledger.maxEditId() > (state.editWatermark ?? 0)
     );
   }
 
@@ -172,6 +180,11 @@ export class LedgerMetricProducer implements MetricProducer {
           ? outcomes.windowEnd(finalBase, opts.maxWindowCalls ?? MAX_WINDOW_ROWS)
           : outcomes.maxSeq();
     const finalWindow = { after: finalBase, upTo: finalUpTo };
+    // File edits (cline.code_edit.decisions, cline.lines_of_code): an id window of the edits.
+    const editBase = base.editWatermark ?? 0;
+    const maxEdit = ledger.maxEditId();
+    const editRows = Math.min(opts.maxWindowCalls ?? MAX_WINDOW_ROWS, MAX_WINDOW_EDITS);
+    const editUpTo = delta ? Math.min(maxEdit, editBase + editRows) : maxEdit;
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
@@ -196,6 +209,7 @@ export class LedgerMetricProducer implements MetricProducer {
         ),
         opts.translate,
         outcomes?.delta(finalWindow) ?? [],
+        ledger.editDelta(editBase, editUpTo),
       );
       captures = translateCaptures(ledger.captureDelta(captureBase, ids.capture), opts.translate);
       compactions = translateCompactions(
@@ -264,12 +278,14 @@ export class LedgerMetricProducer implements MetricProducer {
                 ledger.liveToolSeries(filter),
                 opts.translate,
                 outcomes?.live(filter) ?? [],
+                ledger.edits.live(filter),
               )
             : translate(
                 ledger.folds.usage(filter, fold, all),
                 ledger.folds.tool(filter, fold, all),
                 opts.translate,
                 outcomes === undefined ? [] : ledger.folds.outcome(filter, fold, all),
+                ledger.folds.edit(filter, fold, all),
               );
         for (const [id, series] of points) {
           points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
@@ -327,6 +343,7 @@ export class LedgerMetricProducer implements MetricProducer {
       captureWatermark: ids.capture,
       compactionWatermark: compactionUpTo,
       finalCallWatermark: finalUpTo,
+      editWatermark: editUpTo,
       windowStartNs: endNs,
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,

@@ -3,6 +3,7 @@ import type { SourceCheckpoint } from "../adapter/types.ts";
 import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures/captures.ts";
 import { Checkpoints } from "./collection/checkpoints.ts";
 import { Listings } from "./collection/listings.ts";
+import { EDITS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
 import { ExportBackfills } from "./export-state/backfill.ts";
 import { type ExportState, ExportStates } from "./export-state/state.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
@@ -26,6 +27,7 @@ import {
 } from "./usage/series.ts";
 
 export type { CaptureRow, CaptureSeriesRow } from "./captures/captures.ts";
+export type { EditSeriesRow } from "./delivered/edits.ts";
 export type { BackfillPhase, BackfillProgress } from "./export-state/backfill.ts";
 export type { ExportState } from "./export-state/state.ts";
 export { LEDGER_FILE, LedgerError, readHolderPid } from "./open.ts";
@@ -61,6 +63,8 @@ export class Ledger {
   /** The events and traces queue and their delivery state (a writer only). */
   readonly signals: Signals | undefined;
   private readonly compactions: Compactions;
+  /** The file edits and their series (absent tables on a read-only view of a v2 ledger: none). */
+  readonly edits: Edits;
   /** Persisted directory listings, the adapters' discovery cache (a writer only). */
   readonly listings: Listings | undefined;
   /** What backends acknowledged of cumulative exports in pages (a writer only; src/export). */
@@ -91,6 +95,7 @@ export class Ledger {
     this.folds = new SeriesFolds(db);
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
+    this.edits = new Edits(db, version >= EDITS_VERSION);
     this.exportStates = new ExportStates(
       db,
       this.streamStartNs,
@@ -102,7 +107,7 @@ export class Ledger {
     this.listings = opened.lock ? new Listings(db) : undefined;
     this.backfills = opened.lock ? new ExportBackfills(db) : undefined;
     this.ingest = opened.lock
-      ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions)
+      ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions, this.edits)
       : undefined;
   }
 
@@ -269,6 +274,18 @@ export class Ledger {
   /** The observed compactions in time order. */
   compactionRows(): CompactionRow[] {
     return this.compactions.rows();
+  }
+
+  // ---- edits
+
+  /** Edit series aggregated over the edits with after < id <= upTo (delta export). */
+  editDelta(after: number, upTo: number): EditSeriesRow[] {
+    return this.edits.delta({ after, upTo });
+  }
+
+  /** Highest edit id: a delta exporter's next edit watermark candidate. */
+  maxEditId(): number {
+    return this.edits.maxId();
   }
 
   // ---- export state

@@ -153,13 +153,20 @@ const dashboard = loadDashboard();
 const panels = dataPanels(dashboard);
 const isCapturePanel = (p: (typeof panels)[number]) =>
   (p.targets ?? []).some((t) => /cline_request_/.test(t.expr ?? ""));
+const isEditPanel = (p: (typeof panels)[number]) =>
+  (p.targets ?? []).some((t) =>
+    /cline_lines_of_code_total|cline_code_edit_decisions_total/.test(t.expr ?? ""),
+  );
 /**
  * Panels that may rightly be empty here: firing alerts (nothing need fire over the fixtures; the
- * PromQL test makes one fire), and compactions unless the product exports them.
+ * PromQL test makes one fire), compactions unless the product exports them, and the file edits
+ * ("What Cline delivered") unless the fixtures' adapters emit edits (dashboard-promql.test.ts checks
+ * their numbers).
  */
 const mayBeEmpty = (p: (typeof panels)[number]) =>
   p.title === "Firing alerts" ||
-  (p.title === "Compactions by strategy" && !/^cline_compactions_total\{/m.test(metricsText));
+  (p.title === "Compactions by strategy" && !/^cline_compactions_total\{/m.test(metricsText)) ||
+  (isEditPanel(p) && !/^cline_code_edit_decisions_total\{/m.test(metricsText));
 
 async function panelValues(title: string, label?: string): Promise<Record<string, number>> {
   const p = panels.find((x) => x.title === title);

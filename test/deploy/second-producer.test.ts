@@ -60,6 +60,17 @@ function variants(name: string): Attributes[] {
         { "cline.compaction.strategy": "agentic" },
         { "cline.compaction.strategy": "basic", "cline.compaction.reason": "auto_compaction" },
       ];
+    // The file edits (docs/metrics.md "What Cline delivered"): the decisions, sources and types the panels filter on.
+    case "cline.lines_of_code":
+      // accepted/added last: the second producer's weight on it (10^3) differs from its cost's, so
+      // "cost per 1,000 accepted lines" without the matcher is not the same quotient.
+      return ["rejected", "accepted"].flatMap((decision) =>
+        ["removed", "added"].map((type) => ({ decision, type, "cline.lines.exact": "true" })),
+      );
+    case "cline.code_edit.decisions":
+      return ["accepted", "rejected", "failed"].flatMap((decision) =>
+        ["auto", "user"].map((source) => ({ decision, source })),
+      );
     case "cline.request.payload.size":
     case "cline.request.estimated_tokens":
       return ["ai_sdk_prompt", "wire_request"].map((s) => ({ "cline.capture.stage": s }));

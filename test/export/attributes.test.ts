@@ -52,6 +52,12 @@ describe("allow-list", () => {
         "cline.usage.known",
         "cline.tool.outcome",
         "cline.client",
+        // file edits (docs/metrics.md "What Cline delivered")
+        "operation",
+        "decision",
+        "source",
+        "language",
+        "cline.lines.exact",
         "vcs.repository.url.full",
         "vcs.repository.name",
         "vcs.owner.name",

@@ -112,7 +112,8 @@ describe("team attributes", () => {
     for (const [name, series] of expectedTotals(t.ledger)) {
       const got = sumBy(cumulativeTotals(rx.points, name), "user.name");
       const want = [...series.values()].reduce((a, b) => a + b, 0);
-      expect(got.alice).toBeCloseTo(want, 6);
+      // A metric this ledger has no series of (the edits of an adapter that reads none) is not sent.
+      expect(got.alice ?? 0, name).toBeCloseTo(want, 6);
     }
     // The token: in no payload, no log line, no ledger file.
     expect(json([rx.points, rx.logs, rx.spans])).not.toContain(TOKEN);

@@ -60,9 +60,8 @@ describe("ledger durability", () => {
     expect(db.pragma("application_id", { simple: true })).toBe(LEDGER_APPLICATION_ID);
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
-    // v2: cline.client in every series key, the folded pass's position; v3: the outcome 'rejected'
-    // and the report rollup
-    // (src/ledger/schema.ts).
+    // v2: cline.client in every series key, the folded pass's position; v3: the outcome 'rejected',
+    // the report rollup and the file edits (src/ledger/schema.ts).
     expect(SCHEMA_VERSION).toBe(3);
   });
 

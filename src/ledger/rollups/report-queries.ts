@@ -46,7 +46,7 @@ export const WHOLE_LEDGER: ReportWindow = {
   bucketMs: 1,
 };
 
-export type GroupKind = "events" | "calls" | "events-without-calls";
+export type GroupKind = "events" | "calls" | "events-without-calls" | "edits";
 
 function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
   const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
@@ -57,6 +57,16 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
     throw new Error("events without calls have no tool dimension");
   }
   const range = "ts_ms >= @fromMs AND ts_ms < @toMs";
+  if (kind === "edits") {
+    // Lines of the accepted edits (what was delivered); decisions counted apart (docs/report.md).
+    return `SELECT ${sel([
+      "IFNULL(SUM(CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END), 0) AS linesAdded",
+      "IFNULL(SUM(CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END), 0) AS linesRemoved",
+      "IFNULL(SUM(decision = 'accepted'), 0) AS editsAccepted",
+      "IFNULL(SUM(decision = 'rejected'), 0) AS editsRejected",
+      "IFNULL(SUM(decision = 'failed'), 0) AS editsFailed",
+    ])} FROM edits WHERE ${range} ${group} ${order}`;
+  }
   if (kind !== "calls") {
     const where = kind === "events-without-calls" ? `WHERE tool_calls = 0 AND ${range}` : `WHERE ${range}`;
     return `SELECT ${sel([
@@ -145,6 +155,11 @@ export class ReportQueries {
     private readonly hasRollup = true,
   ) {}
 
+  /** File edits grouped by `dims`: accepted lines added and removed, and edits by decision. */
+  groupedEdits(dims: readonly LedgerDim[], window: ReportWindow = WHOLE_LEDGER): Record<string, unknown>[] {
+    return this.grouped("edits", dims, window);
+  }
+
   /** Totals of usage events, grouped by `dims`. */
   groupedEvents(dims: readonly LedgerDim[], window: ReportWindow = WHOLE_LEDGER): Record<string, unknown>[] {
     return this.grouped("events", dims, window);
@@ -164,6 +179,8 @@ export class ReportQueries {
   }
 
   grouped(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
+    // The edits table came with v3, as the rollup did: a read-only view of an older ledger has none.
+    if (kind === "edits" && !this.hasRollup) return [];
     return this.statement(`${kind}:${dims.join(",")}`, () => groupSql(kind, dims)).all(
       paramsOf(dims, window),
     ) as Record<string, unknown>[];
@@ -179,6 +196,7 @@ export class ReportQueries {
     const bucketMs = Math.max(1, Math.trunc(window.bucketMs));
     if (
       !this.hasRollup ||
+      kind === "edits" ||
       dims.includes("session") ||
       dims.includes("tool") ||
       (dims.includes("bucket") && bucketMs % ROLLUP_BUCKET_MS !== 0)

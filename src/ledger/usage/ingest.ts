@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
 import type { Captures } from "../captures/captures.ts";
 import type { Checkpoints } from "../collection/checkpoints.ts";
+import { EditSums, type Edits, invalidEdit } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
@@ -18,6 +19,10 @@ export interface CommitResult {
   readonly compactionsAdded?: number;
   /** Tool calls stored earlier with usage unknown whose message's metrics this commit added. */
   readonly callsUpgraded?: number;
+  /** Present when the observation carried edits: how many were new. */
+  readonly editsAdded?: number;
+  /** Edits an adapter handed over that cannot be stored (invalid counts or enums): skipped, reported. */
+  readonly editsInvalid?: readonly { readonly editKey: string; readonly reason: string }[];
 }
 
 type Components = { input: number; output: number; cacheRead: number; cacheWrite: number };
@@ -43,6 +48,7 @@ export class Ingest {
     private readonly now: () => number,
     private readonly signals?: Signals,
     private readonly compactions?: Compactions,
+    private readonly edits?: Edits,
   ) {
     this.st = prepare(db);
     this.rollup = new RollupSums(db);
@@ -130,6 +136,8 @@ export class Ingest {
         inserted satisfies Inserted,
         nowMs,
       );
+    const invalid: { editKey: string; reason: string }[] = [];
+    const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined, invalid);
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
     let capturesAdded: number | undefined;
@@ -154,7 +162,39 @@ export class Ingest {
       ...(capturesAdded === undefined ? {} : { capturesAdded }),
       ...(compactionsAdded === undefined ? {} : { compactionsAdded }),
       ...(callsUpgraded === 0 ? {} : { callsUpgraded }),
+      ...(editsAdded === undefined ? {} : { editsAdded }),
+      ...(invalid.length === 0 ? {} : { editsInvalid: invalid }),
     };
+  }
+
+  /**
+   * The observation's edits, each stored once by its key, with its series sums; an edit of a
+   * document with signals takes the next seq of the signal order (its `cline.code_edit` event).
+   */
+  private insertEdits(
+    o: ReadObservation,
+    adapter: string,
+    nowMs: number,
+    withSignals: boolean,
+    invalid: { editKey: string; reason: string }[],
+  ): number | undefined {
+    if (o.edits === undefined || this.edits === undefined) return undefined;
+    const signals = withSignals ? this.signals : undefined;
+    const sums = new EditSums();
+    let added = 0;
+    for (const e of o.edits) {
+      const reason = invalidEdit(e);
+      if (reason !== undefined) {
+        invalid.push({ editKey: e.editKey, reason });
+        continue;
+      }
+      if (!this.edits.insert(e, adapter, nowMs, signals === undefined ? null : signals.requestSeq(), sums))
+        continue;
+      signals?.claimSeq();
+      added++;
+    }
+    this.edits.flush(sums, nowMs);
+    return added;
   }
 
   private insertEvent(

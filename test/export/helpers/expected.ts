@@ -17,6 +17,7 @@ export function expectedTotals(ledger: Ledger, includeSessionId = true): Map<str
     ledger.toolSeries(),
     { project: "path", includeSessionId, priceOf },
     ledger.signals?.toolOutcomes.series() ?? [],
+    ledger.edits.series(),
   );
   const out = new Map<string, Map<string, number>>();
   for (const id of METRIC_IDS) {
