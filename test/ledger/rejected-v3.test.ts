@@ -119,8 +119,13 @@ describe("ledger schema v3 step: the outcome 'rejected'", () => {
     db.close();
     expect(sql).not.toMatch(/_v2\b/);
     // Every table the v2 ledger had, as it was (the same step adds tables of its own: report_rollup).
+    // The checkpoints are the one exception: v3's edits part drops them, so the history is read
+    // again for its edits (test/ledger/edits-v3.test.ts).
     const after = snapshot(path);
-    expect(Object.fromEntries(Object.keys(before).map((t) => [t, after[t]]))).toEqual(before);
+    expect(Object.fromEntries(Object.keys(before).map((t) => [t, after[t]]))).toEqual({
+      ...before,
+      checkpoints: [],
+    });
   });
 
   it("a v2 ledger refuses a rejected call; the upgraded one stores, finalizes and counts it", () => {
@@ -152,7 +157,10 @@ describe("ledger schema v3 step: the outcome 'rejected'", () => {
       .map((m) => m.name);
     Ledger.open(v2).close();
     const after = shape(join(v2, LEDGER_FILE)) as { type: string; name: string }[];
-    expect(after.filter((m) => m.type === "index").map((m) => m.name)).toEqual(beforeIdx);
+    // Every index of v2 again (v3's other parts add indexes of their own tables).
+    expect(after.filter((m) => m.type === "index").map((m) => m.name)).toEqual(
+      expect.arrayContaining(beforeIdx),
+    );
     const fresh = join(dir, "fresh");
     Ledger.open(fresh).close();
     expect(shape(join(fresh, LEDGER_FILE))).toEqual(after);

@@ -271,8 +271,11 @@ describe("report rollup (schema v3)", () => {
         e: 2,
         c: 3,
       });
+      // Every row kept but the checkpoints, which v3's edits part drops (the history is read again).
       for (const [t, n] of counts)
-        expect((raw.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n, t).toBe(n);
+        expect((raw.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n, t).toBe(
+          t === "checkpoints" ? 0 : n,
+        );
       raw.close();
       // New rows after the upgrade are rolled up at insert.
       l.commit(observation([event("m9", { timestampMs: T0 + 7 })], [], 5, src("/s/c")));
