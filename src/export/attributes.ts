@@ -13,7 +13,7 @@ export const ATTR = {
   type: "type",
   toolName: "gen_ai.tool.name",
   usageKnown: "cline.usage.known",
-  /** cline.tool.calls: success | failure | unknown (docs/metrics.md "Tool outcome"). */
+  /** cline.tool.calls: success | failure | rejected | unknown (docs/metrics.md "Tool outcome"). */
   toolOutcome: "cline.tool.outcome",
   /** Which Cline client wrote it: cli, vscode, jetbrains, ... (absent on a series from before v2). */
   client: "cline.client",

@@ -42,7 +42,7 @@ export const METRICS = {
     name: "cline.tool.calls",
     unit: "{call}",
     description:
-      "Tool calls (tool_use blocks) counted once final, by outcome (success, failure, unknown) and whether the paying response reported usage",
+      "Tool calls (tool_use blocks) counted once final, by outcome (success, failure, rejected, unknown) and whether the paying response reported usage",
     valueType: ValueType.INT,
   },
   toolTokenUsage: {

@@ -9,6 +9,7 @@
 import { readHex4, simpleEscape } from "./decode.ts";
 import { BadEscape, crossInnerString, type InnerSkip } from "./embedded-skip.ts";
 import { ScanError } from "./errors.ts";
+import type { PhraseScan } from "./phrases.ts";
 import { WRONG } from "./schema.ts";
 
 const BACKSLASH = 0x5c;
@@ -30,6 +31,8 @@ export interface InnerScan {
   end(): unknown;
   /** Just after the opening quote of a string the inner schema skips (machine.ts). */
   inSkippedString(): boolean;
+  /** That skipped string's phrase search, when the inner schema asks for one. */
+  skippedPhrases(): PhraseScan | null;
 }
 
 export class EmbeddedScan {
@@ -42,6 +45,8 @@ export class EmbeddedScan {
   /** Inside a skipped inner string (the request text): crossed raw, never unescaped. */
   private skipping = false;
   private readonly skip: InnerSkip = { odd: false, cut: -1 };
+  /** The phrase search of the skipped inner string being crossed, if any: fed its raw bytes. */
+  private phrases: PhraseScan | null = null;
 
   // A plain field, not a parameter property: the document worker runs this file with Node's type
   // stripping, which does not support them.
@@ -75,9 +80,15 @@ export class EmbeddedScan {
         }
         const q = crossInnerString(src, p, to, last, this.skip);
         if (q < 0) {
+          // A cut escape is fed again with the next piece: searched once, there.
+          const end = this.skip.cut >= 0 ? this.skip.cut : to;
+          this.phrases?.feed(src, p, end);
           if (this.skip.cut >= 0) this.pending = Buffer.from(src.subarray(this.skip.cut, to));
           return;
         }
+        // The closing escape (`\"`) holds no phrase byte: fed along.
+        this.phrases?.feed(src, p, q);
+        this.phrases = null;
         this.skipping = false;
         this.push(CLOSING_QUOTE);
         p = q;
@@ -124,6 +135,7 @@ export class EmbeddedScan {
         if (this.failed) return to;
         if (this.inner.inSkippedString()) {
           this.skipping = true;
+          this.phrases = this.inner.skippedPhrases();
           this.skip.odd = false;
           return p;
         }
@@ -205,6 +217,7 @@ export class EmbeddedScan {
   private fail(): void {
     this.failed = true;
     this.pending = null;
+    this.phrases = null;
   }
 
   /** The decoded inner value, or `not-json`. */

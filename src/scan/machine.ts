@@ -22,7 +22,8 @@ import type { SkipFn } from "./arena.ts";
 import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
-import type { EnumSchema, ObjectSchema, Schema } from "./schema.ts";
+import { PhraseScan } from "./phrases.ts";
+import type { EnumSchema, ObjectSchema, PhrasesSchema, RawBytes, Schema } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -45,6 +46,8 @@ const M_KEY = 2; // key of an allow-listed object: compared as bytes with the fi
 const M_DECODE = 3; // allow-listed string value
 const M_ENUM = 4; // allow-listed enum value: compared as bytes with its values, never decoded
 const M_EMBED = 5; // a string holding JSON: its bytes feed a nested scan (embedded.ts)
+const M_RAW = 6; // a `raw` string: its raw (escaped) bytes are copied out, never decoded
+const M_PHRASE = 7; // skipped, its raw bytes searched for fixed phrases (phrases.ts)
 
 // Number sub-states (RFC 8259 grammar); 1, 2, 4 and 7 are the accepting ones.
 const N_MINUS = 0;
@@ -62,6 +65,13 @@ const MAX_NUMBER_BYTES = 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/** `src[a..b)` copied into a Buffer of its own, as a `raw` field's value. */
+function rawBytes(src: Buffer, a: number, b: number, truncated: boolean): RawBytes {
+  const buf = Buffer.allocUnsafe(b - a);
+  src.copy(buf, 0, a, b);
+  return { buf, start: 0, end: b - a, truncated };
+}
 
 /** Marks "nothing to store" (a skipped value under an unknown key). */
 const NOTHING: unique symbol = Symbol("nothing");
@@ -122,6 +132,9 @@ export class ScanMachine {
   private enumOf: CompiledObject | null = null;
   /** The nested scan of the string being crossed (M_EMBED). */
   private embed: EmbeddedScan | null = null;
+  /** The phrase search of the string being crossed (M_PHRASE). */
+  private phraseScan: PhraseScan | null = null;
+  private readonly needles = new Map<PhrasesSchema, readonly Buffer[]>();
 
   private st = S_BOM;
   private bomIdx = 0;
@@ -146,6 +159,7 @@ export class ScanMachine {
   private carried = false; // content spans chunks: collected bytes are in `carry`
   private carryLen = 0;
   private over = false; // collected content exceeded strLimit
+  private rawPrefix = false; // M_RAW: keep the first strLimit bytes of a longer string
   private carry = Buffer.allocUnsafe(256);
   private keyScratch = Buffer.allocUnsafe(64);
 
@@ -199,6 +213,7 @@ export class ScanMachine {
           if (q < 0) {
             // The string goes on in the next chunk; bsOdd now carries the backslash parity.
             if (this.strMode === M_EMBED) (this.embed as EmbeddedScan).feed(buf, segStart, n, false);
+            else if (this.strMode === M_PHRASE) (this.phraseScan as PhraseScan).feed(buf, segStart, n);
             else if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
             this.carried = true;
             i = n;
@@ -218,7 +233,9 @@ export class ScanMachine {
             break;
           }
           const inSkip = this.skipDepth > 0;
-          const t = inSkip ? null : this.tgt;
+          let t = inSkip ? null : this.tgt;
+          // A value of more than one shape: the schema of the shape met (any other: a WrongType below).
+          if (t !== null && t.kind === "shape") t = c === QUOTE ? t.string : c === 0x5b ? t.array : t;
           if (c === QUOTE) {
             i++;
             if (t !== null && t.kind === "string") {
@@ -229,6 +246,12 @@ export class ScanMachine {
             } else if (t !== null && t.kind === "embedded") {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
               this.beginString(M_EMBED, i, 0);
+            } else if (t !== null && t.kind === "phrases") {
+              this.phraseScan = new PhraseScan(this.needlesOf(t));
+              this.beginString(M_PHRASE, i, 0);
+            } else if (t !== null && t.kind === "raw") {
+              this.beginString(M_RAW, i, t.maxBytes);
+              this.rawPrefix = t.prefix;
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -415,7 +438,16 @@ export class ScanMachine {
    * (embedded.ts) then finds the closing quote in the outer bytes itself, unescaping nothing.
    */
   inSkippedString(): boolean {
-    return this.st === S_STR && this.strMode <= M_SKIP_KEY;
+    return this.st === S_STR && (this.strMode <= M_SKIP_KEY || this.strMode === M_PHRASE);
+  }
+
+  /**
+   * The phrase search of the skipped string just opened (with inSkippedString), or null: the
+   * nested scan feeds it the raw bytes it crosses, and this machine stores its result at the
+   * closing quote.
+   */
+  skippedPhrases(): PhraseScan | null {
+    return this.st === S_STR && this.strMode === M_PHRASE ? this.phraseScan : null;
   }
 
   /** Signals end of input and returns the top-level value. */
@@ -459,6 +491,15 @@ export class ScanMachine {
     }
   }
 
+  private needlesOf(t: PhrasesSchema): readonly Buffer[] {
+    let n = this.needles.get(t);
+    if (n === undefined) {
+      n = t.values.map((v) => Buffer.from(v, "latin1"));
+      this.needles.set(t, n);
+    }
+    return n;
+  }
+
   private compile(t: ObjectSchema | EnumSchema): CompiledObject {
     let compiled = this.compiled.get(t);
     if (compiled === undefined) {
@@ -488,6 +529,8 @@ export class ScanMachine {
     const len = b - a;
     const need = this.carryLen + len;
     if (need > this.strLimit) {
+      // A raw prefix keeps what fits; every other mode only needs to know it is too long.
+      if (this.strMode === M_RAW && this.rawPrefix) this.collect(buf, a, a + (this.strLimit - this.carryLen));
       this.over = true;
       return;
     }
@@ -510,6 +553,13 @@ export class ScanMachine {
       this.embed = null;
       embed.feed(buf, a, q, true);
       this.store(embed.end());
+      return this.afterValue();
+    }
+    if (mode === M_PHRASE) {
+      const scan = this.phraseScan as PhraseScan;
+      this.phraseScan = null;
+      scan.feed(buf, a, q);
+      this.store(scan.end());
       return this.afterValue();
     }
 
@@ -539,6 +589,14 @@ export class ScanMachine {
         this.tgt = f.compiled.schemas[idx] as Schema;
       }
       return S_COLON;
+    }
+
+    if (mode === M_RAW) {
+      // A copy: the chunk (or the carry) is reused for the next bytes.
+      if (!this.over) this.store(rawBytes(src, from, to, false));
+      else if (!this.rawPrefix) this.store(WRONG["too-long"]);
+      else this.store(rawBytes(src, from, Math.min(to, from + this.strLimit), true));
+      return this.afterValue();
     }
 
     if (mode === M_ENUM) {

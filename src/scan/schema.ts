@@ -10,7 +10,10 @@ export type Schema =
   | ObjectSchema
   | ArraySchema
   | EnumSchema
-  | EmbeddedSchema;
+  | EmbeddedSchema
+  | RawSchema
+  | ShapeSchema
+  | PhrasesSchema;
 
 export interface StringSchema {
   readonly kind: "string";
@@ -58,6 +61,62 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
   readonly inner: I;
 }
 
+/**
+ * A string that is skipped, while its raw (still escaped) bytes are searched for fixed phrases
+ * (phrases.ts): the result is where each phrase occurs, never a byte of the content. A phrase
+ * must be printable ASCII without `"` or `\` and must not start with a letter an escape could
+ * end in, so it is spelled the same in the raw bytes at any escaping depth.
+ */
+export interface PhrasesSchema {
+  readonly kind: "phrases";
+  readonly values: readonly string[];
+}
+
+/**
+ * A string whose content is handed out as its RAW bytes, still escaped, never decoded: a copy of
+ * them in a Buffer (`RawBytes`), for byte-level readers (line counts, phrases, a path's extension:
+ * src/scan's text readers) that must not make a JS string of content. Longer than `maxBytes`:
+ * `{wrongType:"too-long"}`. Inside an `embedded` string the bytes are those of the inner document
+ * (unescaped once by the nested scan).
+ */
+export interface RawSchema {
+  readonly kind: "raw";
+  readonly maxBytes: number;
+  /** A longer string gives its first `maxBytes` raw bytes (`truncated`) instead of `too-long`. */
+  readonly prefix: boolean;
+}
+
+/** What a `raw` field decodes to: the raw content bytes `buf[start..end)` (a copy, owned by the caller). */
+export interface RawBytes {
+  readonly buf: Buffer;
+  readonly start: number;
+  readonly end: number;
+  /** Only the first bytes of a longer string (a `prefix` schema). */
+  readonly truncated: boolean;
+}
+
+/**
+ * A value that may be stored in more than one shape (Cline CLI 3.x's `tool_result.content` is an
+ * array of objects for most tools and a JSON string for others): the schema of the shape met
+ * is applied; any other shape is a WrongType as usual.
+ */
+export interface ShapeSchema<S extends Schema = Schema, A extends ArraySchema = ArraySchema> {
+  readonly kind: "shape";
+  readonly string: S;
+  readonly array: A;
+}
+
+/**
+ * What a `phrases` string decodes to: per occurrence, in order, the phrase's index in `values`
+ * and the raw byte offset of its first byte from the start of the string's content.
+ */
+export interface PhraseHits {
+  readonly phrase: readonly number[];
+  readonly at: readonly number[];
+  /** More occurrences than MAX_PHRASE_HITS: the rest were not recorded. */
+  readonly truncated: boolean;
+}
+
 export const DEFAULT_STRING_MAX_BYTES = 1024;
 
 export function str(maxBytes: number = DEFAULT_STRING_MAX_BYTES): StringSchema {
@@ -84,6 +143,31 @@ export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
   return Object.freeze({ kind: "embedded", inner });
 }
 
+export function phrases<const V extends string>(values: readonly V[]): PhrasesSchema {
+  if (values.length === 0) throw new RangeError("phrases(): at least one phrase");
+  for (const v of values) {
+    // Spelled alike at every escaping depth: no byte a writer escapes, no leading escape letter.
+    if (!/^[\x20-\x7e]+$/.test(v) || /["\\]/.test(v) || /^[bfnrtu/]/.test(v))
+      throw new RangeError(`phrases(): ${JSON.stringify(v)} cannot be matched in raw bytes`);
+  }
+  return Object.freeze({ kind: "phrases", values: Object.freeze([...values]) });
+}
+
+export function raw(maxBytes: number, opts: { readonly prefix?: boolean } = {}): RawSchema {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
+  }
+  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true });
+}
+
+/** `string`: applied to a string value (a `str`, `raw`, `oneOf` or `embedded` schema); `array`: to an array. */
+export function shape<S extends Schema, A extends ArraySchema>(alts: {
+  readonly string: S;
+  readonly array: A;
+}): ShapeSchema<S, A> {
+  return Object.freeze({ kind: "shape", string: alts.string, array: alts.array });
+}
+
 export function arr<I extends Schema>(items: I): ArraySchema<I> {
   return Object.freeze({ kind: "array", items });
 }
@@ -104,7 +188,11 @@ export interface WrongType {
   readonly wrongType: WrongTypeKind;
 }
 
-export type Scanned<S extends Schema> = S extends StringSchema
+export type Scanned<S extends Schema> =
+  S extends ShapeSchema<infer SS, infer SA> ? ScannedOne<SS> | ScannedOne<SA> | WrongType : ScannedOne<S>;
+
+/** Every kind but `shape` (its own step: TypeScript's instantiation depth). */
+type ScannedOne<S extends Schema> = S extends StringSchema
   ? string | WrongType
   : S extends NumberSchema
     ? number | WrongType
@@ -118,7 +206,11 @@ export type Scanned<S extends Schema> = S extends StringSchema
             ? V | WrongType
             : S extends EmbeddedSchema<infer I>
               ? Scanned<I> | WrongType
-              : never;
+              : S extends RawSchema
+                ? RawBytes | WrongType
+                : S extends PhrasesSchema
+                  ? PhraseHits | WrongType
+                  : never;
 
 /**
  * A non-enumerable brand, so a decoded object that happens to have an allow-listed

@@ -13,6 +13,7 @@ import {
   type LoadedGroundTruth,
   loadGroundTruth,
   messageDocuments,
+  storedToolOutcomes,
 } from "../../fixtures/harness/ground-truth.ts";
 import { runCliAsync } from "../e2e/helpers/cli.ts";
 import {
@@ -164,6 +165,7 @@ const spanKey = (s: ReceivedSpan) =>
 describe("tool-error fixture: a tool call that really failed (is_error: true)", () => {
   let gt: LoadedGroundTruth;
   let docs: Doc[];
+  let docPaths: string[];
   let out: Exported;
   let open: Exported;
   let closed: Exported;
@@ -171,6 +173,7 @@ describe("tool-error fixture: a tool call that really failed (is_error: true)", 
     const c = copyFixture("tool-error");
     gt = c.gt;
     docs = docsUnder(gt, c.root);
+    docPaths = messageDocuments(join(c.root, gt.layout.sessionsDir));
     const state = join(work, "tool-error.state");
     // First a pass while the document counts as busy (a quiet time it can never reach): its turn
     // stays open. Then a restart once it is quiet: only the turn is left to send.
@@ -193,29 +196,40 @@ describe("tool-error fixture: a tool call that really failed (is_error: true)", 
     const failed = (gt.toolResults ?? []).filter((t) => t.isError).map((t) => t.toolUseId);
     expect(failed).toEqual(["call_mock_f_1_1", "call_mock_f_2_0"]);
     expect((gt.toolResults ?? []).filter((t) => !t.isError).length).toBe(4);
+    // Two more failed without is_error: a missing file and `exit 3` (`success: false` in their JSON).
+    const outcomes = storedToolOutcomes(docPaths);
+    expect([...outcomes].filter(([, o]) => o === "failure").map(([id]) => id)).toEqual([
+      "call_mock_f_0_1",
+      "call_mock_f_1_0",
+      "call_mock_f_1_1",
+      "call_mock_f_2_0",
+    ]);
   });
 
-  it("cline.tool_call events: outcome failure exactly for the is_error calls, success for the others", () => {
+  it("cline.tool_call events: outcome failure exactly for the failed calls (is_error, or success:false), success for the others", () => {
+    const outcomes = storedToolOutcomes(docPaths);
     const calls = out.logs.filter((l) => l.eventName === "cline.tool_call");
     const byId = new Map(calls.map((l) => [l.attributes["gen_ai.tool.call.id"], l]));
     expect(calls).toHaveLength(byId.size);
     expect([...byId.keys()].sort()).toEqual((gt.toolResults ?? []).map((t) => t.toolUseId).sort());
     for (const t of gt.toolResults ?? []) {
       const l = byId.get(t.toolUseId);
-      expect(l?.attributes["cline.tool.outcome"], t.toolUseId).toBe(t.isError ? "failure" : "success");
+      expect(l?.attributes["cline.tool.outcome"], t.toolUseId).toBe(outcomes.get(t.toolUseId));
       expect(l?.attributes["gen_ai.tool.name"]).toBe(t.name);
     }
   });
 
-  it("execute_tool spans: status ERROR and error.type exactly for the is_error calls", () => {
+  it("execute_tool spans: status ERROR and error.type exactly for the failed calls", () => {
+    const outcomes = storedToolOutcomes(docPaths);
     const tools = out.spans.filter((s) => op(s) === "execute_tool");
     expect(tools).toHaveLength((gt.toolResults ?? []).length);
     for (const t of gt.toolResults ?? []) {
       const s = tools.find((x) => x.attributes["gen_ai.tool.call.id"] === t.toolUseId);
       expect(s?.name).toBe(`execute_tool ${t.name}`);
-      expect(s?.statusCode, t.toolUseId).toBe(t.isError ? 2 : 0);
-      expect(s?.attributes["error.type"]).toBe(t.isError ? "tool_error" : undefined);
-      expect(s?.attributes["cline.tool.outcome"]).toBe(t.isError ? "failure" : "success");
+      const failed = outcomes.get(t.toolUseId) === "failure";
+      expect(s?.statusCode, t.toolUseId).toBe(failed ? 2 : 0);
+      expect(s?.attributes["error.type"]).toBe(failed ? "tool_error" : undefined);
+      expect(s?.attributes["cline.tool.outcome"]).toBe(outcomes.get(t.toolUseId));
       expect(s?.attributes["cline.tool.cancelled"]).not.toBe(true);
     }
   });

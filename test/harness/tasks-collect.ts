@@ -1,11 +1,13 @@
 import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
 import type { TaskRoot } from "../../src/adapter/cline-tasks/types.ts";
-import type { ToolCall, UsageEvent } from "../../src/adapter/types.ts";
+import type { EditRecord, ToolCall, ToolResult, UsageEvent } from "../../src/adapter/types.ts";
 
 /** What one full read of a task-format data root by the task adapter gives. */
 export interface Collected {
   readonly events: UsageEvent[];
   readonly toolCalls: ToolCall[];
+  readonly toolResults: ToolResult[];
+  readonly edits: EditRecord[];
   /** Discovery's and every source's problems, `<code>: <detail>`. */
   readonly problems: string[];
 }
@@ -20,6 +22,8 @@ export async function collectTasks(dataDir: string): Promise<Collected> {
   const d = await adapter.discover();
   const events: UsageEvent[] = [];
   const toolCalls: ToolCall[] = [];
+  const toolResults: ToolResult[] = [];
+  const edits: EditRecord[] = [];
   const problems = d.problems.map((p) => `${p.code}: ${p.detail}`);
   for (const s of d.sources) {
     const o = await adapter.collectIncremental(s, undefined);
@@ -29,10 +33,12 @@ export async function collectTasks(dataDir: string): Promise<Collected> {
     }
     events.push(...o.events);
     toolCalls.push(...o.toolCalls);
+    toolResults.push(...(o.signals?.toolResults ?? []));
+    edits.push(...(o.edits ?? []));
     problems.push(...o.problems.map((p) => `${p.code}: ${p.detail}`));
   }
   events.sort((a, b) => a.sessionId.localeCompare(b.sessionId) || a.timestampMs - b.timestampMs);
-  return { events, toolCalls, problems };
+  return { events, toolCalls, toolResults, edits, problems };
 }
 
 /** An event's four components, in the order ground truth lists them. */

@@ -14,7 +14,7 @@ import { ATTR } from "../../src/export/attributes.ts";
 import { NO_PRICES, translate } from "../../src/export/translate.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
-import { MIGRATIONS } from "../../src/ledger/schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { CLIENT_SERIES_V2 } from "../../src/ledger/tables/client-v2.ts";
 import {
   commitCaptures,
@@ -123,7 +123,7 @@ describe("ledger schema v2: cline.client in every series key", () => {
     const l = Ledger.open(v1);
     l.close();
     const after = new Database(path, { readonly: true });
-    expect(after.pragma("user_version", { simple: true })).toBe(2);
+    expect(after.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     expect(tablesOf(after).sort()).toEqual([...tables].sort());
     expect(snapshot(after, tables, v1Columns)).toEqual(rows);
     for (const [t, added] of Object.entries(ADDED)) {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LEDGER_FILE, Ledger, LedgerError } from "../../src/ledger/ledger.ts";
 import { ledgerVersion, migrate } from "../../src/ledger/migrate.ts";
-import { LEDGER_APPLICATION_ID, MIGRATIONS } from "../../src/ledger/schema.ts";
+import { LEDGER_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { event, observation } from "../helpers/events.ts";
 import { v1Ledger } from "../helpers/v1-ledger.ts";
 
@@ -113,7 +113,7 @@ describe("v2: the position of a cumulative pass over folded series (export_backf
     expect(l.backfills?.get("x")?.afterKey).toEqual(["lead", "/p", "m", "anthropic", "read_files", 1]);
     l.close();
     const db = new Database(path, { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
   });
 

@@ -3,11 +3,13 @@
  * metrics, events (logs) and spans through the real OTLP exporters, in http/json and then
  * http/protobuf, to an in-process receiver; print everything it received (decoded), then write
  * a V8 heap snapshot. It never learns the canary: the parent searches output, ledger and heap.
- * argv: <home> <stateDir> <snapshotPath>
+ * argv: <home> [tasks] <stateDir> <snapshotPath> (`tasks`: a task-format tree)
  */
 import { writeHeapSnapshot } from "node:v8";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
+import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.ts";
+import { taskRootCandidates } from "../../src/adapter/cline-tasks/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { ExportPipeline } from "../../src/export/pipeline.ts";
@@ -16,11 +18,16 @@ import { Ledger } from "../../src/ledger/ledger.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { startReceiver } from "../export/helpers/otlp-receiver.ts";
 
-const [home, stateDir, snapshot] = process.argv.slice(2) as [string, string, string];
+// `<home> [tasks] <stateDir> <snapshot> <control>`: `tasks` reads the task format's roots instead.
+const argv = process.argv.slice(2);
+const [home, stateDir, snapshot] = [argv[0], argv.at(-3), argv.at(-2)] as [string, string, string];
+const tasks = argv.length === 5 && argv[1] === "tasks";
 const keep: unknown[] = [];
-const paths = resolveClinePaths({}, {}, home);
 const ledger = Ledger.open(stateDir);
-keep.push(await runPass(createClineAdapter(paths), ledger));
+const adapter = tasks
+  ? createClineTasksAdapter(taskRootCandidates({ home, platform: "linux", env: {}, cwd: home }))
+  : createClineAdapter(resolveClinePaths({}, {}, home));
+keep.push(await runPass(adapter, ledger));
 const rx = await startReceiver();
 const lines: string[] = [];
 for (const protocol of ["http/json", "http/protobuf"]) {

@@ -1,6 +1,7 @@
 /**
  * PRIVACY CANARY for the task format: the request text inside `api_req_started` (a string inside a
- * string), tool JSON bodies, command lines, prose, a sub-agent call's status (prompts, results),
+ * string; with tool results whose phrases are matched in its bytes), tool JSON bodies (edits'
+ * `content` and paths, counted in place), asked commands, failed replaces' paths, command lines, prose, a sub-agent call's status (prompts, results),
  * the task history's prompt, task_metadata.json's paths and versions and secrets.json all hold a
  * canary; after a real pass and report, it is in none of the heap, the ledger, the output.
  */
@@ -76,11 +77,36 @@ beforeAll(() => {
       }),
       modelInfo: mi,
     },
+    // Edits and asked calls (docs/cline-format.md §16): their bytes are counted, never decoded.
+    {
+      ts: 1796000000011,
+      type: "ask",
+      ask: "tool",
+      text: JSON.stringify({
+        tool: "editedExistingFile",
+        path: `src/${c("editpath")}.ts`,
+        content: `------- SEARCH\n${c("search")}\n=======\n${c("replace")} "q" \\ é😀\n+++++++ REPLACE`,
+      }),
+    },
+    { ts: 1796000000012, type: "say", say: "diff_error", text: c("diffpath"), partial: true },
+    { ts: 1796000000013, type: "ask", ask: "command", text: `git commit -m ${c("askcommand")}REQ_APP` },
+    {
+      ts: 1796000000014,
+      type: "say",
+      say: "tool",
+      text: JSON.stringify({ tool: "newFileCreated", path: c("newpath"), content: `${c("newcontent")}\n` }),
+    },
     {
       ts: 1796000000009,
       type: "say",
       say: "api_req_started",
-      text: JSON.stringify({ request: c("inflight") }),
+      // The next request answers the calls: the first denied, the rest with results of their own.
+      text: JSON.stringify({
+        request:
+          `[replace_in_file for '${c("resultpath")}'] Result:\nThe user denied this operation. ${c("denied")}\n\n` +
+          `[replace_in_file for 'x'] Result:\nThe tool execution failed with the following error:\n<error>${c("error")}</error>` +
+          `\n\n[execute_command for '${c("resultcommand")}'] Result:\n${c("output")}\n\n${c("inflight")}`,
+      }),
     },
     { ts: 1796000000010, type: "ask", ask: "completion_result", text: c("completion") },
   ];
@@ -134,8 +160,25 @@ describe("task format privacy by construction", () => {
     expect(run.out).toContain("execute_command");
     expect(run.out).toContain("claude-sonnet-4-5-20250929");
     expect(run.out).toContain("use_subagents");
-    // The lead's request and the sub-agents' sums: two events; the use_subagents call a fourth call.
-    expect(run.out).toContain(`"cacheRead":33,"cacheWrite":44,"events":2,"toolCalls":4`);
+    // The lead's request and the sub-agents' sums: two events; the use_subagents call a fourth
+    // call, then the asked edit, the failed replace, the asked command and the new file.
+    expect(run.out).toContain(`"cacheRead":33,"cacheWrite":44,"events":2,"toolCalls":8`);
+  });
+
+  it("events, spans and metrics carry no request text, edit, command or result, while outcomes go out", () => {
+    const run = runCanaryChild(
+      "test/privacy/signals-canary-child.ts",
+      dir,
+      "tasks-signals",
+      [home, "tasks"],
+      false,
+    );
+    expectCanaryAbsent(run, canary);
+    expect(run.out).toMatch(/received [1-9]\d* records, [1-9]\d* spans, [1-9]\d* points/);
+    // The asked edit was denied in the next request's text: read from its bytes, exported by name.
+    expect(run.out).toContain('"cline.tool.outcome":"rejected"');
+    expect(run.out).toContain('"execute_tool editedExistingFile"');
+    expect(run.out).not.toContain('"ok":false');
   });
 
   it("control: decoding the document the ordinary way puts the canary in the heap", () => {

@@ -77,6 +77,30 @@ export function project(
       if (kindOf(inner) !== "object") return { wrongType: "not-json" };
       return project(schema.inner, inner);
     }
+    case "phrases": {
+      // The reference: JSON.stringify's escaping of the string, searched per phrase.
+      if (k !== "string") return { wrongType: k };
+      const text = Buffer.from(JSON.stringify(v).slice(1, -1), "utf8");
+      const hits: { phrase: number; at: number }[] = [];
+      schema.values.forEach((p, phrase) => {
+        for (let i = text.indexOf(p); i >= 0; i = text.indexOf(p, i + 1)) hits.push({ phrase, at: i });
+      });
+      hits.sort((x, y) => x.at - y.at || x.phrase - y.phrase);
+      return { phrase: hits.map((h) => h.phrase), at: hits.map((h) => h.at), truncated: false };
+    }
+    case "raw": {
+      if (k !== "string") return { wrongType: k };
+      const bytes = Buffer.from(JSON.stringify(v).slice(1, -1), "utf8");
+      if (bytes.length <= schema.maxBytes)
+        return { buf: bytes, start: 0, end: bytes.length, truncated: false };
+      if (!schema.prefix) return { wrongType: "too-long" };
+      const cut = bytes.subarray(0, schema.maxBytes);
+      return { buf: cut, start: 0, end: cut.length, truncated: true };
+    }
+    case "shape":
+      if (k === "string") return project(schema.string, v, rawLen);
+      if (k === "array") return project(schema.array, v, rawLen);
+      return { wrongType: k };
   }
 }
 

@@ -151,6 +151,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       toolCalls: parsed.toolCalls,
       problems,
       signals: parsed.signals,
+      edits: parsed.edits,
     };
   }
 

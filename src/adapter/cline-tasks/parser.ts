@@ -2,16 +2,21 @@
  * One task's `ui_messages.json` (scanned through the allow-list) to usage events and tool calls
  * (docs/cline-format.md §15). One event per FINAL `api_req_started` entry: one whose text holds
  * token counts. An in-flight entry (`{request}` only) waits; one a resume deletes was never
- * counted. A request's tool calls (`say: "tool"`, `say: "command"`) are the ones between it and
- * the next request, each 1/n of it; they wait until the request is closed (a later request, or
- * the task stopped to ask), so n is final when they are recorded. A `subagent_usage` message (the
- * sub-agents of one use_subagents call, whose requests are in no entry) is one more event.
+ * counted. A request's tool calls are the ones between it and the next request, each 1/n of it:
+ * `say: "tool"` / `say: "command"` (auto-approved), `ask: "tool"` / `ask: "command"` (asked:
+ * approved or denied alike) and `say: "diff_error"` (a replace_in_file that failed). They wait
+ * until the request is closed (a later request, or the task stopped to ask), so n is final when
+ * they are recorded; each one's outcome comes with the request after it (answers.ts), until
+ * then it stays open. A `subagent_usage` message (the sub-agents of one use_subagents call, whose
+ * requests are in no entry) is one more event.
  */
-import { isWrongType, type WrongType, wrongTypeShown } from "../../scan/schema.ts";
+import { isWrongType, type PhraseHits, type WrongType, wrongTypeShown } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
-import type { DocumentSignals, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
+import type { DocumentSignals, EditRecord, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
+import { answerOutcomes, isErrorOf } from "./answers.ts";
 import { requestKey, subagentUsageKey, taskToolKey, taskTurnKey } from "./dedup.ts";
+import { isEditBody, taskEditRecord } from "./edits.ts";
 import { taskUsageEvent } from "./event.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
 import type { ScannedUiMessages, TaskRoot } from "./types.ts";
@@ -27,6 +32,15 @@ export const SUBAGENT_AGENT = "subagent";
 
 /** Tool name of a `say: "subagent"` status message: one per use_subagents call of the lead. */
 export const SUBAGENTS_TOOL = "use_subagents";
+
+/** Tool name of a `say: "diff_error"` (a replace_in_file whose SEARCH was not found): the edit tool's. */
+export const DIFF_ERROR_TOOL = "editedExistingFile";
+
+/** The says that are tool calls: auto-approved tools and commands, sub-agent calls, failed replaces. */
+const CALL_SAYS: ReadonlySet<string> = new Set(["tool", "command", "subagent", "diff_error"]);
+
+/** The asks that are tool calls (asked, whatever the answer): `ask: "tool"` and `ask: "command"`. */
+const CALL_ASKS: ReadonlySet<string> = new Set(["tool", "command"]);
 
 /**
  * Asks after which the task does nothing until the user acts: the request before them is closed
@@ -55,6 +69,8 @@ export interface TaskContext {
 export interface ParsedTask {
   readonly events: UsageEvent[];
   readonly toolCalls: ToolCall[];
+  /** The file edits of answered calls (and failed replaces), docs/cline-format.md §16. */
+  readonly edits: EditRecord[];
   readonly problems: Problem[];
   readonly signals: DocumentSignals;
   /** Sums of the final entries, to check against taskHistory.json. */
@@ -67,6 +83,16 @@ interface PendingTool {
   readonly name: string;
   readonly ts: number;
   readonly n: number;
+  /** `say` (auto-approved), `ask` (the user was asked) or a failed replace (`diff_error`). */
+  readonly how: "say" | "ask" | "diff_error";
+  /** The scanned tool JSON of an edit, kept until the call is answered (edits.ts). */
+  readonly body?: Record<string, unknown>;
+}
+
+/** A call recorded with its request, waiting for the next request's text to say how it ended. */
+interface Unanswered {
+  readonly tool: PendingTool;
+  readonly call: ToolCall;
 }
 
 interface Request {
@@ -85,6 +111,12 @@ function toolName(say: string, body: Record<string, unknown> | undefined): strin
   if (say === "command") return COMMAND_TOOL;
   if (say === "subagent") return SUBAGENTS_TOOL;
   return typeof body?.tool === "string" ? body.tool : "(unlisted)";
+}
+
+/** The phrases found in a request entry's `request` text (schema.ts), when it had one. */
+function requestHits(body: Record<string, unknown>): PhraseHits | undefined {
+  const r = body.request;
+  return r !== undefined && !isWrongType(r) ? (r as PhraseHits) : undefined;
 }
 
 function text(v: unknown): string | undefined {
@@ -138,6 +170,7 @@ function notATaskDocument(ctx: TaskContext, shape: string): ParsedTask {
   return {
     events: [],
     toolCalls: [],
+    edits: [],
     problems: [
       { path: ctx.path, code: "not-a-task-document", detail: `top-level value is ${shape}, not an array` },
     ],
@@ -161,6 +194,9 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   const doc = shaped.messages;
   const events: UsageEvent[] = [];
   const toolCalls: ToolCall[] = [];
+  const edits: EditRecord[] = [];
+  /** Calls recorded whose answer (the next request's text) has not been read yet. */
+  let unanswered: Unanswered[] = [];
   const problems: Problem[] = [];
   const sums = { tokensIn: 0, tokensOut: 0, cacheReads: 0, cacheWrites: 0 };
   // The task prompt opens the first turn, each `user_feedback` (a reply, a resume) the next.
@@ -197,19 +233,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   const toolResults: ToolResult[] = [];
   const pushTool = (t: PendingTool, r: Request | undefined): void => {
     const callKey = taskToolKey(root.path, taskId, t.ts, t.n);
-    // No file records a call's outcome or end: its result is "unknown" at its own time (a span
-    // of 0 ms at a known instant), never a cut-off call, never an invented duration.
-    toolResults.push({
-      callKey,
-      toolUseId: "",
-      sessionId: taskId,
-      agent: TASK_AGENT,
-      messageId: String(t.ts),
-      timestampMs: t.ts,
-      isError: null,
-      sourcePath: path,
-    });
-    toolCalls.push({
+    const call: ToolCall = {
       callKey,
       usageKey: r?.final === true ? r.key : "",
       sessionId: taskId,
@@ -224,7 +248,40 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       messageId: String(t.ts),
       turnId: r?.turnId ?? turns.currentId(),
       client: clientAt(r?.ts ?? t.ts),
-    });
+    };
+    toolCalls.push(call);
+    // A failed replace's decision is known at once; any other edit's comes with its answer.
+    if (t.how === "diff_error") pushEdit(taskEditRecord(call, t.how, undefined, "failure"));
+    unanswered.push({ tool: t, call });
+  };
+  const pushEdit = (e: EditRecord | undefined): void => {
+    if (e !== undefined) edits.push(e);
+  };
+
+  /**
+   * The request at `ts` answers the calls recorded before it, in order (answers.ts): each gets
+   * its result (outcome and end time) and, for an edit, its record. Calls it does not answer
+   * (no text read, fewer answers than calls) stay open: the generic layer ends them.
+   */
+  const answer = (hits: PhraseHits | undefined, ts: number): void => {
+    const outcomes = hits === undefined || ts === 0 ? [] : answerOutcomes(hits);
+    for (const [i, u] of unanswered.entries()) {
+      const outcome = outcomes[i];
+      if (outcome === undefined) break;
+      toolResults.push({
+        callKey: u.call.callKey,
+        toolUseId: "",
+        sessionId: taskId,
+        agent: TASK_AGENT,
+        messageId: String(ts),
+        timestampMs: ts,
+        isError: isErrorOf(outcome),
+        outcome,
+        sourcePath: path,
+      });
+      if (u.tool.how !== "diff_error") pushEdit(taskEditRecord(u.call, u.tool.how, u.tool.body, outcome));
+    }
+    unanswered = [];
   };
 
   // The last request entry, and the last settled (non-partial) message: an entry after which
@@ -248,13 +305,19 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
     }
     // A partial message is still streaming: it closes nothing yet.
     const settled = msg.partial !== true;
+    const body =
+      msg.text !== undefined && !isWrongType(msg.text) ? (msg.text as Record<string, unknown>) : undefined;
     if (msg.type === "ask") {
-      if (settled && STOP_ASKS.has(text(msg.ask) ?? "")) close(current);
+      const ask = text(msg.ask) ?? "";
+      // A partial ask is still streaming (rewritten in place, same ts, when it settles).
+      if (settled && CALL_ASKS.has(ask)) {
+        turns.touch(ts);
+        addTool(ts, "ask", ask === "command" ? COMMAND_TOOL : toolName("tool", body), body);
+      }
+      if (settled && STOP_ASKS.has(ask)) close(current);
       continue;
     }
     const say = text(msg.say);
-    const body =
-      msg.text !== undefined && !isWrongType(msg.text) ? (msg.text as Record<string, unknown>) : undefined;
     if (say === "task" || say === "user_feedback") {
       turns.open(String(ts), ts);
       continue;
@@ -264,15 +327,16 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       if (settled) close(current);
     } else if (say === "subagent_usage") {
       subagentUsage(ts, body);
-    } else if (say === "tool" || say === "command" || say === "subagent") {
+    } else if (say !== undefined && CALL_SAYS.has(say)) {
       if (say === "subagent") batchStart = ts;
-      const name = toolName(say, body);
-      const n = toolTs.get(ts) ?? 0;
-      toolTs.set(ts, n + 1);
-      (current?.tools ?? orphans).push({ name, ts, n });
+      // A diff_error stays `partial: true` for good: it is counted as it is.
+      if (say === "diff_error") addTool(ts, "diff_error", DIFF_ERROR_TOOL, undefined);
+      else addTool(ts, "say", toolName(say, body), body);
     } else if (say === "api_req_started") {
       close(current);
       current = undefined;
+      const valid = ts !== 0 && !requestTs.has(ts);
+      answer(valid && body !== undefined ? requestHits(body) : undefined, valid ? ts : 0);
       if (ts === 0) {
         problems.push({ path, code: "missing-ts", detail: "api_req_started without a valid ts" });
         continue;
@@ -337,6 +401,19 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   for (const t of orphans) pushTool(t, undefined);
   return done();
 
+  /** One tool call message: n counts the calls sharing its ts (the key; stable across rewrites). */
+  function addTool(
+    ts: number,
+    how: PendingTool["how"],
+    name: string,
+    body: Record<string, unknown> | undefined,
+  ) {
+    const n = toolTs.get(ts) ?? 0;
+    toolTs.set(ts, n + 1);
+    const t: PendingTool = isEditBody(body) ? { name, ts, n, how, body } : { name, ts, n, how };
+    (current?.tools ?? orphans).push(t);
+  }
+
   function addSums(t: RecordedTokens): void {
     sums.tokensIn += t.tokensIn;
     sums.tokensOut += t.tokensOut;
@@ -396,6 +473,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
     return {
       events,
       toolCalls,
+      edits,
       problems,
       signals,
       sums,

@@ -1,4 +1,12 @@
-import { arr, bool, embedded, num, obj, oneOf, str } from "../../scan/schema.ts";
+import { arr, bool, embedded, num, obj, oneOf, phrases, raw, str } from "../../scan/schema.ts";
+import { ANSWER_PHRASES } from "./answers.ts";
+
+/**
+ * The longest edit text or path copied for counting (docs/cline-format.md §16): a longer one is
+ * not counted (its record says inexact). Cline's own editor refuses far smaller files.
+ */
+export const MAX_EDIT_BYTES = 32 * 1024 * 1024;
+export const MAX_PATH_BYTES = 16 * 1024;
 
 /**
  * The tool names of `say: "tool"` (the legacy core's ClineSayTool, docs/cline-format.md §15.4):
@@ -21,11 +29,16 @@ export const SAY_TOOL_NAMES = [
 ] as const;
 
 /**
- * What a message's `text` may hold that is read: the numbers of an `api_req_started` entry and
- * the name of a `say: "tool"` entry. The text is a JSON string inside the JSON document; it is
- * scanned as one (src/scan/embedded.ts): `request`, command lines and prose are crossed as bytes.
+ * What a message's `text` may hold that is read: the numbers of an `api_req_started` entry, where
+ * its `request` text holds the phrases that answer the calls before it (answers.ts), the name of
+ * a tool entry, and an edit's `path` and `content` as escaped bytes for counting (edits.ts). The
+ * text is a JSON string inside the JSON document; it is scanned as one (src/scan/embedded.ts):
+ * the request, command lines and prose are crossed as bytes.
  */
 const textSchema = obj({
+  request: phrases(ANSWER_PHRASES),
+  path: raw(MAX_PATH_BYTES),
+  content: raw(MAX_EDIT_BYTES),
   tokensIn: num,
   tokensOut: num,
   cacheReads: num,

@@ -37,6 +37,7 @@ export async function collectDocument(source: Source): Promise<Observation> {
     checkpoint: checkpointOf(source.path, result.statBefore),
     events: parsed.events,
     toolCalls: parsed.toolCalls,
+    ...(parsed.edits.length > 0 ? { edits: parsed.edits } : {}),
     problems: parsed.problems,
     signals: parsed.signals,
   };

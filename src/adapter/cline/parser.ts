@@ -2,10 +2,20 @@ import { basename, dirname } from "node:path";
 import { isWrongType } from "../../scan/schema.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
-import type { DocumentSignals, Problem, SessionHint, ToolCall, ToolResult, UsageEvent } from "../types.ts";
+import type {
+  DocumentSignals,
+  EditRecord,
+  Problem,
+  SessionHint,
+  ToolCall,
+  ToolResult,
+  UsageEvent,
+} from "../types.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
 import { CLI_CLIENT } from "./client.ts";
 import { toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
+import { EDIT_TOOLS, type EditResult, editRecords, type ScannedEditInput } from "./edits.ts";
+import { resultObjects, resultOutcome } from "./outcome.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
 
 export interface ParsedDocument {
@@ -13,6 +23,8 @@ export interface ParsedDocument {
   readonly agent: string;
   readonly events: UsageEvent[];
   readonly toolCalls: ToolCall[];
+  /** The edits of editor / apply_patch calls whose result is in the document (edits.ts). */
+  readonly edits: EditRecord[];
   readonly problems: Problem[];
   readonly signals: DocumentSignals;
 }
@@ -92,7 +104,15 @@ export function parseMessagesDocument(
   if (doc === undefined || isWrongType(doc)) {
     problems.push({ path, code: "not-a-messages-document", detail: "top-level value is not an object" });
     const signals = emptySignals(fromPath.sessionId, rootSessionId, fromPath.agent);
-    return { sessionId: fromPath.sessionId, agent: fromPath.agent, events, toolCalls, problems, signals };
+    return {
+      sessionId: fromPath.sessionId,
+      agent: fromPath.agent,
+      events,
+      toolCalls,
+      edits: [],
+      problems,
+      signals,
+    };
   }
   const sessionId = text(doc.sessionId) ?? hint.sessionId ?? fromPath.sessionId;
   const agent = text(doc.agent) ?? fromPath.agent;
@@ -107,12 +127,16 @@ export function parseMessagesDocument(
       agent,
       events,
       toolCalls,
+      edits: [],
       problems,
       signals: emptySignals(sessionId, rootSessionId, agent),
     };
   }
   const seen = new Set<string>();
   const toolResults: ToolResult[] = [];
+  // Edit calls and every result by tool_use id: an edit is counted once its result is known.
+  const editCalls: { call: ToolCall; input: ScannedEditInput }[] = [];
+  const resultsById = new Map<string, EditResult>();
   const turns = new TurnBuilder({ sessionId, rootSessionId, agent, project, path }, (turnId) =>
     turnKey(sessionId, agent, turnId),
   );
@@ -127,7 +151,16 @@ export function parseMessagesDocument(
     lastTsMs = earlierTs;
     const blocks = msg.content !== undefined && !isWrongType(msg.content) ? msg.content : [];
     if (msg.role === "user") {
-      readUserMessage(msg.id, ts, blocks, { sessionId, agent, path }, toolResults, turns, problems);
+      readUserMessage(
+        msg.id,
+        ts,
+        blocks,
+        { sessionId, agent, path },
+        toolResults,
+        resultsById,
+        turns,
+        problems,
+      );
       continue;
     }
     if (msg.role !== "assistant") continue;
@@ -136,7 +169,7 @@ export function parseMessagesDocument(
     const modelInfo = msg.modelInfo !== undefined && !isWrongType(msg.modelInfo) ? msg.modelInfo : undefined;
     const model = text(modelInfo?.id) ?? "";
     const provider = text(modelInfo?.provider) ?? "";
-    const uses: { id?: unknown; name?: unknown }[] = [];
+    const uses: { id?: unknown; name?: unknown; input?: unknown }[] = [];
     for (const b of blocks) if (!isWrongType(b) && b.type === "tool_use") uses.push(b);
 
     if (messageId === undefined) {
@@ -195,7 +228,7 @@ export function parseMessagesDocument(
         });
         continue;
       }
-      toolCalls.push({
+      const call: ToolCall = {
         callKey: toolCallKey(sessionId, agent, id),
         usageKey,
         sessionId,
@@ -211,8 +244,17 @@ export function parseMessagesDocument(
         toolUseId: id,
         turnId: turns.currentId(),
         client,
-      });
+      };
+      toolCalls.push(call);
+      if (EDIT_TOOLS.has(call.toolName) && use.input !== undefined && !isWrongType(use.input)) {
+        editCalls.push({ call, input: use.input as ScannedEditInput });
+      }
     }
+  }
+  const edits: EditRecord[] = [];
+  for (const e of editCalls) {
+    const result = resultsById.get(e.call.toolUseId ?? "");
+    if (result !== undefined) edits.push(...editRecords(e.call, e.input, result));
   }
   const signals: DocumentSignals = {
     sessionId,
@@ -222,7 +264,7 @@ export function parseMessagesDocument(
     toolResults,
     turns: turns.done(),
   };
-  return { sessionId, agent, events, toolCalls, problems, signals };
+  return { sessionId, agent, events, toolCalls, edits, problems, signals };
 }
 
 function emptySignals(sessionId: string, rootSessionId: string, agent: string): DocumentSignals {
@@ -231,7 +273,7 @@ function emptySignals(sessionId: string, rootSessionId: string, agent: string): 
 
 /**
  * A user message is either tool results (one per call, docs/cline-format.md §4.1) or a prompt, which opens a
- * new turn. Only the blocks' `tool_use_id` and `is_error` are read.
+ * new turn. Only the blocks' `tool_use_id`, `is_error` and what outcome.ts reads of their JSON are read.
  */
 function readUserMessage(
   rawId: unknown,
@@ -239,6 +281,7 @@ function readUserMessage(
   blocks: readonly unknown[],
   doc: { readonly sessionId: string; readonly agent: string; readonly path: string },
   out: ToolResult[],
+  byId: Map<string, EditResult>,
   turns: TurnBuilder,
   problems: Problem[],
 ): void {
@@ -246,7 +289,7 @@ function readUserMessage(
   let results = 0;
   for (const raw of blocks) {
     if (isWrongType(raw)) continue;
-    const b = raw as { type?: unknown; tool_use_id?: unknown; is_error?: unknown };
+    const b = raw as { type?: unknown; tool_use_id?: unknown; is_error?: unknown; content?: unknown };
     if (b.type !== "tool_result") continue;
     results++;
     const toolUseId = text(b.tool_use_id);
@@ -258,6 +301,8 @@ function readUserMessage(
       });
       continue;
     }
+    // A denial, or a failure stored without is_error (a failed edit or command): outcome.ts.
+    const outcome = resultOutcome(b.is_error, b.content);
     out.push({
       callKey: toolCallKey(doc.sessionId, doc.agent, toolUseId),
       toolUseId,
@@ -266,8 +311,10 @@ function readUserMessage(
       messageId,
       timestampMs: ts,
       isError: b.is_error === undefined ? false : typeof b.is_error === "boolean" ? b.is_error : null,
+      outcome,
       sourcePath: doc.path,
     });
+    byId.set(toolUseId, { outcome, json: resultObjects(b.content) });
   }
   if (results === 0) turns.open(messageId, ts);
   else turns.touch(ts);

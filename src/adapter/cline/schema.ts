@@ -1,9 +1,29 @@
-import { arr, bool, num, obj, str } from "../../scan/schema.ts";
+import { arr, bool, embedded, num, obj, raw, shape, str } from "../../scan/schema.ts";
+
+/** A path's raw bytes: only its extension is ever decoded (src/scan's extensionOf). */
+const PATH_MAX_BYTES = 16 * 1024;
+/** An edit's texts and a patch: a larger one is `too-long` and counted as inexact, never guessed. */
+export const EDIT_TEXT_MAX_BYTES = 64 * 1024 * 1024;
+/** An error text: matched against fixed phrases (outcome.ts); a longer one still says "an error". */
+const ERROR_MAX_BYTES = 4096;
+/** Enough of a result text for the fixed phrase it starts with ("File created successfully"). */
+const RESULT_PREFIX_BYTES = 64;
+
+/**
+ * A tool result's JSON, `{query, result, success}` or `{query, result: "", error}` (docs/cline-format.md
+ * §16): `success`, and of `error` and `result` only raw bytes for fixed phrases; never `query`.
+ */
+const toolResultJson = obj({
+  success: bool,
+  error: raw(ERROR_MAX_BYTES),
+  result: raw(RESULT_PREFIX_BYTES, { prefix: true }),
+});
 
 /**
  * The allow-list: the ONLY fields of a Cline document this process ever decodes.
  * Everything else (message text, thinking, tool inputs, tool results, the system
- * prompt, metadata) is skipped as bytes by the scanner and never becomes a string.
+ * prompt, metadata) is skipped as bytes by the scanner and never becomes a string; the `raw`
+ * fields (an edit's texts, a path, an error text) are handed out as bytes, never decoded.
  * Every message's `ts` is decoded (user messages too: the timing of chat and tool spans).
  */
 export const messagesDocumentSchema = obj({
@@ -23,9 +43,25 @@ export const messagesDocumentSchema = obj({
         cacheWriteTokens: num,
         cost: num,
       }),
-      // tool_use: id, name. tool_result: tool_use_id, is_error; never its content.
+      // tool_use: id, name, and of an edit's input (editor, apply_patch) only raw bytes and the
+      // insert line. tool_result: tool_use_id, is_error, and its JSON as toolResultJson says
+      // (an array of them for most tools, a JSON string holding one for others).
       content: arr(
-        obj({ type: str(64), id: str(512), name: str(512), tool_use_id: str(512), is_error: bool }),
+        obj({
+          type: str(64),
+          id: str(512),
+          name: str(512),
+          tool_use_id: str(512),
+          is_error: bool,
+          input: obj({
+            path: raw(PATH_MAX_BYTES),
+            old_text: raw(EDIT_TEXT_MAX_BYTES),
+            new_text: raw(EDIT_TEXT_MAX_BYTES),
+            insert_line: num,
+            input: raw(EDIT_TEXT_MAX_BYTES),
+          }),
+          content: shape({ string: embedded(toolResultJson), array: arr(toolResultJson) }),
+        }),
       ),
     }),
   ),

@@ -127,6 +127,7 @@ export function toolCallAttributes(row: SignalRow, opts: AttributeOptions): Attr
     const price = opts.priceOf(row.provider, row.model);
     if (price !== undefined) out[SIG.shareCostUsd] = computeCost(row, price);
   }
+  // Only a failure is an error; a denial (`rejected`) is the user's decision and carries none.
   if (row.outcome === "failure") out[SIG.errorType] = "tool_error";
   return out;
 }

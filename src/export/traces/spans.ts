@@ -100,6 +100,8 @@ export function toSpan(row: SignalRow, ctx: SpanContextOptions): ReadableSpan {
       : { traceId, spanId: spanIdOf(row.turnKey), traceFlags: TraceFlags.SAMPLED };
   const startTime = hrTime(spanStartMs(row));
   const endTime = hrTime(Math.max(spanStartMs(row), row.endMs));
+  // A denied call (outcome `rejected`) is the user's decision, not an error of the tool: its span
+  // stays UNSET, as a success's (docs/traces.md "execute_tool").
   const failed = row.kind === "tool" && row.outcome === "failure";
   return {
     name: spanName(row),
@@ -110,7 +112,7 @@ export function toSpan(row: SignalRow, ctx: SpanContextOptions): ReadableSpan {
     endTime,
     duration: duration(startTime, endTime),
     status: failed
-      ? { code: SpanStatusCode.ERROR, message: "tool_result is_error" }
+      ? { code: SpanStatusCode.ERROR, message: "tool call failed" }
       : { code: SpanStatusCode.UNSET },
     attributes: spanAttributes(row, ctx),
     links: [],

@@ -1,0 +1,202 @@
+/**
+ * The lines of an escaped text as hashes (docs/cline-format.md, "Counting lines from bytes"): a line
+ * is the logical bytes up to and excluding a newline; a text has as many lines as newlines, plus one
+ * when it is non-empty and does not end in a newline (`git diff --numstat`'s and `wc -l`-plus-one's
+ * rule). A line is kept as two independent 32-bit hashes of its logical bytes (never the bytes), so
+ * two lines compare equal by their pair: 64 bits, a false "same line" about once in 2^64 pairs.
+ * The last line of a text without a final newline hashes differently from the same line with one,
+ * as git counts `a` -> `a\n` as a changed line.
+ */
+import {
+  BACKSLASH,
+  type Cursor,
+  cursorOf,
+  decodeToken,
+  type EscapedText,
+  NEWLINE,
+  nextByte,
+} from "./escaped-text.ts";
+
+/** Per-line hashes of a text: line i is `hashes[2i], hashes[2i+1]`. */
+export interface Lines {
+  readonly hashes: Uint32Array;
+  readonly count: number;
+}
+
+const H1_SEED = 0x811c9dc5; // FNV-1a offset basis
+const H2_SEED = 0x9747b28c;
+const NO_EOL = 0x5bd1e995;
+
+/** Appends line hashes; grows by doubling. */
+export class LinesBuilder {
+  private hashes = new Uint32Array(32);
+  private n = 0;
+
+  push(h1: number, h2: number): void {
+    if (2 * this.n + 2 > this.hashes.length) {
+      const next = new Uint32Array(this.hashes.length * 2);
+      next.set(this.hashes);
+      this.hashes = next;
+    }
+    this.hashes[2 * this.n] = h1 >>> 0;
+    this.hashes[2 * this.n + 1] = h2 >>> 0;
+    this.n++;
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  build(): Lines {
+    return { hashes: this.hashes.slice(0, 2 * this.n), count: this.n };
+  }
+}
+
+function fmix(h: number): number {
+  let x = h;
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** The hash pair of one line from its running state; `eol`: the line ended in a newline. */
+function finish(out: LinesBuilder, h1: number, h2: number, len: number, eol: boolean): void {
+  const flag = eol ? 0 : NO_EOL;
+  out.push(fmix(h1 ^ len ^ flag), fmix(h2 ^ Math.imul(len, 0x27d4eb2d) ^ flag));
+}
+
+/**
+ * Hashes the lines of `t`'s raw range [from, to) (token boundaries) into `out`; `lastEol`: how the
+ * range's last line counts when it has no newline of its own (a block line whose newline was the
+ * range's end). Returns the number of lines pushed.
+ */
+export function hashLines(
+  t: EscapedText,
+  from: number,
+  to: number,
+  out: LinesBuilder,
+  lastEol = false,
+): number {
+  const c: Cursor = cursorOf({ buf: t.buf, start: from, end: to, depth: t.depth });
+  const buf = t.buf;
+  let h1 = H1_SEED;
+  let h2 = H2_SEED;
+  let len = 0;
+  let n = 0;
+  for (;;) {
+    let b: number;
+    if (c.qn > 0) {
+      b = c.q & 0xff;
+      c.q >>>= 8;
+      c.qn--;
+    } else if (c.pos >= to) {
+      break;
+    } else {
+      b = buf[c.pos] as number;
+      if (b === BACKSLASH) b = decodeToken(c);
+      else c.pos++;
+    }
+    if (b === NEWLINE) {
+      finish(out, h1, h2, len, true);
+      n++;
+      h1 = H1_SEED;
+      h2 = H2_SEED;
+      len = 0;
+    } else {
+      h1 = Math.imul(h1 ^ b, 0x01000193);
+      h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+      len++;
+    }
+  }
+  if (len > 0) {
+    finish(out, h1, h2, len, lastEol);
+    n++;
+  }
+  return n;
+}
+
+/** Hashes raw [from, to) (token boundaries, no newline inside) as ONE line, even an empty one. */
+export function hashLine(t: EscapedText, from: number, to: number, out: LinesBuilder, eol: boolean): void {
+  const c: Cursor = cursorOf({ buf: t.buf, start: from, end: to, depth: t.depth });
+  let h1 = H1_SEED;
+  let h2 = H2_SEED;
+  let len = 0;
+  for (let b = nextByte(c); b >= 0; b = nextByte(c)) {
+    h1 = Math.imul(h1 ^ b, 0x01000193);
+    h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+    len++;
+  }
+  finish(out, h1, h2, len, eol);
+}
+
+/** Per-line hashes of a text. */
+export function textLines(t: EscapedText): Lines {
+  const out = new LinesBuilder();
+  hashLines(t, t.start, t.end, out);
+  return out.build();
+}
+
+/** The number of lines of a text: its newlines, plus one when it is non-empty and does not end in one. */
+export function lineCount(t: EscapedText): number {
+  const c = cursorOf(t);
+  const buf = t.buf;
+  let n = 0;
+  let tail = false; // bytes after the last newline
+  for (;;) {
+    let b: number;
+    if (c.qn > 0) {
+      b = c.q & 0xff;
+      c.q >>>= 8;
+      c.qn--;
+    } else if (c.pos >= t.end) {
+      break;
+    } else {
+      b = buf[c.pos] as number;
+      if (b === BACKSLASH) b = decodeToken(c);
+      else c.pos++;
+    }
+    if (b === NEWLINE) {
+      n++;
+      tail = false;
+    } else {
+      tail = true;
+    }
+  }
+  return tail ? n + 1 : n;
+}
+
+/**
+ * Calls `visit(start, end, next)` for each line of `t`: raw [start, end) is the line without its
+ * newline, `next` the raw index after the newline (`end` itself for a last line without one). Every
+ * index is a token boundary, so `subText(t, start, end)` is again a well-formed text.
+ */
+export function forEachLine(
+  t: EscapedText,
+  visit: (start: number, end: number, next: number) => boolean | undefined,
+): void {
+  const c = cursorOf(t);
+  const buf = t.buf;
+  let lineStart = t.start;
+  for (;;) {
+    const tokenStart = c.pos;
+    let b: number;
+    if (c.qn > 0) {
+      b = c.q & 0xff;
+      c.q >>>= 8;
+      c.qn--;
+    } else if (c.pos >= t.end) {
+      break;
+    } else {
+      b = buf[c.pos] as number;
+      if (b === BACKSLASH) b = decodeToken(c);
+      else c.pos++;
+    }
+    if (b === NEWLINE) {
+      if (visit(lineStart, tokenStart, c.pos) === false) return;
+      lineStart = c.pos;
+    }
+  }
+  if (lineStart < t.end) visit(lineStart, t.end, t.end);
+}

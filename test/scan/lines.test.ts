@@ -1,0 +1,213 @@
+/**
+ * Lines of an escaped text (src/scan/lines.ts) against the decoded text, and numstat
+ * (src/scan/numstat.ts) against the real `git diff --numstat`, at depth 1 and 2, over texts built
+ * from the escaping traps: CRLF, no final newline, empty texts, unicode, backslashes, quotes, a
+ * literal `\n` in the text, `\u` look-alikes.
+ */
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { forEachLine, lineCount, textLines } from "../../src/scan/lines.ts";
+import { numstat } from "../../src/scan/numstat.ts";
+import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
+
+const BS = "\\";
+/** Line contents chosen to collide with escapes and with each other. */
+const TRAPS = [
+  "",
+  "a",
+  "b",
+  "a\r",
+  `${BS}n`,
+  `${BS}${BS}n`,
+  BS,
+  `${BS}${BS}`,
+  '"',
+  `${BS}"`,
+  `"${BS}n"`,
+  "é",
+  "😀 x",
+  "\u2028",
+  "\t\tindent",
+  "\u001b[31m",
+  `${BS}u000a`,
+  `${BS}u005c`,
+  "const x = 1;",
+  "}",
+];
+
+const lineArb = fc.oneof(
+  fc.constantFrom(...TRAPS),
+  fc.string({ maxLength: 6 }).filter((s) => !s.includes("\n")),
+);
+const textArb = fc
+  .tuple(
+    fc.array(lineArb, { maxLength: 14 }),
+    fc.constantFrom("\n", "\r\n"),
+    fc.boolean(), // a final newline
+  )
+  .map(([lines, nl, final]) => (lines.length === 0 ? "" : lines.join(nl) + (final ? nl : "")))
+  .filter(
+    (s) => !s.includes("\0") && !/[\ud800-\udfff]/.test(s.replace(/[\ud800-\udbff][\udc00-\udfff]/g, "")),
+  );
+
+/** The rule on the decoded text: newlines, plus one when non-empty and not ending in one. */
+function expectedCount(s: string): number {
+  const nl = s.split("\n").length - 1;
+  return s.length > 0 && !s.endsWith("\n") ? nl + 1 : nl;
+}
+
+describe("lines of an escaped text", () => {
+  for (const depth of [1, 2] as const) {
+    it(`counts as the decoded text does (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(fc.oneof(textArb, fc.string(), fc.string({ unit: "binary" })), (s) => {
+          const t = escaped(s, depth);
+          expect(lineCount(t)).toBe(expectedCount(s));
+          expect(textLines(t).count).toBe(expectedCount(s));
+        }),
+        { numRuns: 400 },
+      );
+    });
+
+    it(`every trap alone and in pairs (depth ${depth})`, () => {
+      for (const a of TRAPS) {
+        for (const b of TRAPS) {
+          for (const s of [a, `${a}\n${b}`, `${a}${b}\n`, `${a}\r\n${b}`]) {
+            expect(lineCount(escaped(s, depth))).toBe(expectedCount(s));
+          }
+        }
+      }
+    });
+
+    it(`equal lines hash equal, different lines differ (depth ${depth})`, () => {
+      const s = TRAPS.join("\n");
+      const l = textLines(escaped(`${s}\n${s}\n`, depth));
+      const n = TRAPS.length;
+      const key = (i: number) => `${l.hashes[2 * i]}:${l.hashes[2 * i + 1]}`;
+      for (let i = 0; i < n; i++) {
+        expect(key(i)).toBe(key(i + n));
+        for (let j = 0; j < i; j++) expect(key(i)).not.toBe(key(j));
+      }
+    });
+
+    it(`forEachLine gives token-boundary ranges whose lines count one each (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(textArb, (s) => {
+          const t = escaped(s, depth);
+          const ranges: [number, number][] = [];
+          forEachLine(t, (a, b) => {
+            ranges.push([a, b]);
+            return true;
+          });
+          expect(ranges.length).toBe(expectedCount(s));
+          const decoded = s.split("\n");
+          ranges.forEach(([a, b], i) => {
+            const line = decoded[i] as string;
+            expect(lineCount({ ...t, start: a, end: b })).toBe(line.length > 0 ? 1 : 0);
+          });
+        }),
+        { numRuns: 200 },
+      );
+    });
+  }
+
+  it("a lone surrogate escape is a character of its line, never a newline", () => {
+    for (const depth of [1, 2] as const) {
+      expect(lineCount(escaped("a\ud800b\nc\udc00", depth))).toBe(2);
+      const l = textLines(escaped("\ud800\n\udc00\n\ud83d\ude00\n", depth));
+      expect(l.count).toBe(3);
+      expect(l.hashes[0]).not.toBe(l.hashes[2]);
+    }
+  });
+
+  it("a hand-written \\u000a escape and a \\u escaped backslash are read as what they stand for", () => {
+    const buf = Buffer.from("a\\u000ab\\u005cn");
+    expect(lineCount({ buf, start: 0, end: buf.length, depth: 1 })).toBe(2);
+    // depth 2: the outer \u005c is the inner escape character, so `\u005cn` is a newline
+    const buf2 = Buffer.from("a\\u005cnb");
+    expect(lineCount({ buf: buf2, start: 0, end: buf2.length, depth: 2 })).toBe(2);
+  });
+});
+
+describe("numstat against git diff --numstat", () => {
+  const tmp = tempDir();
+  afterAll(tmp.done);
+
+  /** Each run: a batch of pairs, one git process for the batch. */
+  const agree = (pairs: readonly (readonly [string, string])[], depth: 1 | 2): void => {
+    const git = gitNumstatMany(tmp.dir, pairs);
+    pairs.forEach(([a, b], i) => {
+      const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
+      expect({ added: got.added, removed: got.removed }, JSON.stringify([a, b])).toEqual(git[i]);
+      expect(got.exact).toBe(true);
+    });
+  };
+
+  /** A text and an edit of it: lines deleted, inserted and changed. */
+  const editArb = (line: fc.Arbitrary<string>) =>
+    fc
+      .tuple(
+        textArb,
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom("del", "ins", "chg"), line), { maxLength: 6 }),
+      )
+      .map(([a, ops]): [string, string] => {
+        const lines = a.split("\n");
+        for (const [at, op, l] of ops) {
+          const i = at % (lines.length + 1);
+          if (op === "del") lines.splice(i, 1);
+          else if (op === "ins") lines.splice(i, 0, l);
+          else lines[i] = l;
+        }
+        return [a, lines.join("\n")];
+      });
+
+  /** Many blank and repeated lines amid lines of their own: xdiff's multi-match rule comes into play. */
+  const repetitive = fc
+    .array(fc.oneof(fc.constantFrom("", "", "", "}", " "), fc.string({ minLength: 2, maxLength: 4 })), {
+      maxLength: 40,
+    })
+    .chain((l) => fc.boolean().map((f) => (l.length ? l.join("\n") + (f ? "\n" : "") : "")))
+    .filter((s) => !s.includes("\0"));
+
+  for (const depth of [1, 2] as const) {
+    it(`random text pairs (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(textArb, textArb), { minLength: 40, maxLength: 40 }), (p) =>
+          agree(p, depth),
+        ),
+        { numRuns: 8 },
+      );
+    });
+
+    it(`an edit of a text (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(fc.array(editArb(lineArb), { minLength: 40, maxLength: 40 }), (p) => agree(p, depth)),
+        { numRuns: 8 },
+      );
+    });
+
+    it(`repetitive texts, git's multi-match rule (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(repetitive, repetitive), { minLength: 40, maxLength: 40 }), (p) =>
+          agree(p, depth),
+        ),
+        { numRuns: 8 },
+      );
+    });
+  }
+
+  it("the cases by name", () => {
+    const cases: [string, string][] = [
+      ["", ""],
+      ["", "a\n"],
+      ["a\n", ""],
+      ["a", "a\n"],
+      ["a\r\n", "a\n"],
+      ["a\nb\nc\n", "a\nB\nc\n"],
+      [`x${BS}ny\n`, "x\ny\n"],
+      ["é\n😀\n", "é\n😀\n!\n"],
+      ["\n\n\n\n", ' \n\\"\n \n \n\n \n \n '], // a blank line amid new ones is new for git
+    ];
+    for (const depth of [1, 2] as const) agree(cases, depth);
+  });
+});
