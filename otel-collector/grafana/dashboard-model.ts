@@ -42,6 +42,8 @@ export function buildDashboard(): Json {
   const COMP = "cline_compactions_total";
   const PAY = "cline_request_payload_size";
   const EST = "cline_request_estimated_tokens";
+  const LOC = "cline_lines_of_code_total";
+  const EDITS = "cline_code_edit_decisions_total";
 
   function sel(metric: string, extra: string): string {
     return `${metric}{${extra ? `${extra}, ` : ""}${F}}`;
@@ -852,6 +854,79 @@ export function buildDashboard(): Json {
     ],
   };
   panels.push(teamRow);
+
+  // ---- What Cline delivered (collapsed row, y 131): the file edits (docs/metrics.md "What Cline
+  // delivered"). "Lines accepted" are the lines ADDED by accepted edits; the rate leaves failed
+  // edits out (they did not apply: nobody accepted or rejected them).
+  const ACCEPTED_LINES = 'decision="accepted", type="added"';
+  const DECIDED = 'decision=~"accepted|rejected"';
+  /** accepted / (accepted + rejected) edits by `by` ("" = overall), 0 where none was accepted. */
+  const acceptance = (by: string) => {
+    const s = (extra: string) => (by ? sumBy(by, EDITS, extra, R) : sumAll(EDITS, extra, R));
+    return `(${s('decision="accepted"')} or ${s(DECIDED)} * 0) / ${s(DECIDED)}`;
+  };
+  const DELIVERED_NOTE =
+    "From the file edits Cline proposed, counted from the edits' own text (docs/metrics.md, cline.lines_of_code): lines added by accepted edits. team_id / user_name as in the Team row; repositories need CLINE_OTEL_REPOSITORY=true.";
+  function acceptedLinesBy(label: string, pos: Pos): Json {
+    return bars(
+      `Lines accepted by ${label === "vcs_repository_url_full" ? "repository" : label === "team_id" ? "team" : "user"}`,
+      `Lines added by accepted edits per ${label} over the range. ${DELIVERED_NOTE}`,
+      pos,
+      [target(sumBy(label, LOC, ACCEPTED_LINES, R), `{{${label}}}`, { instant: true })],
+      "short",
+    );
+  }
+  const deliveredRow = {
+    id: nextId++,
+    type: "row",
+    title: "What Cline delivered",
+    collapsed: true,
+    gridPos: g(0, 131, 24, 1),
+    panels: [
+      acceptedLinesBy("team_id", g(0, 132, 8, 8)),
+      acceptedLinesBy("user_name", g(8, 132, 8, 8)),
+      acceptedLinesBy("vcs_repository_url_full", g(16, 132, 8, 8)),
+      stat(
+        "Edit acceptance rate",
+        "Accepted / (accepted + rejected) file edits over the range (cline.code_edit.decisions). Failed edits (did not apply) are in neither count; auto-approved edits count as accepted.",
+        g(0, 140, 6, 6),
+        acceptance(""),
+        "percentunit",
+        { decimals: 1 },
+      ),
+      stat(
+        "Cost per 1,000 accepted lines",
+        "Computed cost (USD) over the range divided by the lines added by accepted edits, per 1,000 lines. The cost is all of Cline's (chat included), not only the edits'.",
+        g(6, 140, 6, 6),
+        `${sumAll(COST, "", R)} / (${sumAll(LOC, ACCEPTED_LINES, R)} / 1000)`,
+        "currencyUSD",
+        { decimals: 2 },
+      ),
+      bars(
+        "Edit acceptance rate by team",
+        `Accepted / (accepted + rejected) file edits per team over the range. ${DELIVERED_NOTE}`,
+        g(12, 140, 12, 6),
+        [target(acceptance("team_id"), "{{team_id}}", { instant: true })],
+        "percentunit",
+        { decimals: 1 },
+      ),
+      bars(
+        "Edits by decision and source",
+        "File edits over the range by decision (accepted, rejected, failed) and source (auto: applied without asking; user: asked and answered; unknown: the files cannot tell, e.g. Cline CLI 3.x approvals).",
+        g(0, 146, 12, 8),
+        [target(sumBy("decision, source", EDITS, "", R), "{{decision}} ({{source}})", { instant: true })],
+        "short",
+      ),
+      bars(
+        "Lines by decision and type",
+        "Lines added and removed by accepted and rejected edits over the range (failed edits count none). cline_lines_exact=false lines are what the files say of edits that do not hold everything they changed (a lower bound).",
+        g(12, 146, 12, 8),
+        [target(sumBy("decision, type", LOC, "", R), "{{decision}} {{type}}", { instant: true })],
+        "short",
+      ),
+    ],
+  };
+  panels.push(deliveredRow);
 
   function queryVar(name: string, label: string, labelName: string, deps?: string): Json {
     const match = deps ? `{${deps}}` : "";

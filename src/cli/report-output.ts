@@ -2,7 +2,7 @@
 import { budgetStatus, renderBudget } from "../report/budget.ts";
 import { renderCsv } from "../report/csv.ts";
 import { describeWindow, type ReportView } from "../report/options.ts";
-import { type Report, renderTable } from "../report/report.ts";
+import { acceptanceRate, type Numbers, type Report, renderTable } from "../report/report.ts";
 import { formatWall } from "../report/time/zone.ts";
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
@@ -48,8 +48,16 @@ export function printReport(view: ReportView, report: Report): { text: string; o
               projectedOver: status.projectedOver,
             },
           };
-    const others = report.others === undefined ? {} : { others: report.others };
-    const body = { rows: report.rows, totals: report.totals, ...others, ...window, ...budget };
+    // The acceptance rate is a ratio, not a sum: added to each row, never summed (null: no edit decided).
+    const rated = <N extends Numbers>(n: N) => ({ ...n, acceptanceRate: acceptanceRate(n) ?? null });
+    const others = report.others === undefined ? {} : { others: rated(report.others) };
+    const body = {
+      rows: report.rows.map(rated),
+      totals: rated(report.totals),
+      ...others,
+      ...window,
+      ...budget,
+    };
     return { text: `${JSON.stringify(body)}\n`, overBudget };
   }
   const parts: string[] = [];

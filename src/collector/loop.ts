@@ -106,6 +106,7 @@ export function describePass(
           `+${r.callsAdded} tool calls`,
           `+${c.added} captures`,
         ];
+  if ((r.editsAdded ?? 0) > 0) parts.push(`+${r.editsAdded} edits`);
   if (changes.next.size > 0) parts.push(`${changes.next.size} failing`);
   const rejected = r.problems.length - r.failed;
   if (rejected > 0) parts.push(`${rejected} problems`);

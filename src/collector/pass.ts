@@ -19,6 +19,8 @@ export interface PassResult {
   readonly failed: number;
   readonly eventsAdded: number;
   readonly callsAdded: number;
+  /** File edits the pass added (the observations' `edits`, each once by its key); absent: none. */
+  readonly editsAdded?: number;
   /** Every problem of this pass: discovery, per-source failures and rejected messages. */
   readonly problems: readonly Problem[];
   /** Paths that failed this pass (torn writes and the like): retried next pass. */
@@ -111,7 +113,7 @@ export function readAheadLimit(window: number, maxSourceRows: number | undefined
 
 /** The rows a read observation adds to a batch (its checkpoint counts as one). */
 function rowsOf(obs: Observation): number {
-  return obs.status === "read" ? obs.events.length + obs.toolCalls.length + 1 : 0;
+  return obs.status === "read" ? obs.events.length + obs.toolCalls.length + (obs.edits?.length ?? 0) + 1 : 0;
 }
 
 export interface PassOptions {
@@ -139,6 +141,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   let unchanged = 0;
   let eventsAdded = 0;
   let callsAdded = 0;
+  let editsAdded = 0;
   let captureFiles = 0;
   let captureFilesRead = 0;
   let capturesAdded = 0;
@@ -183,6 +186,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
       read++;
       eventsAdded += r.eventsAdded;
       callsAdded += r.callsAdded;
+      editsAdded += r.editsAdded ?? 0;
       if (b.capture) captureFilesRead++;
       capturesAdded += r.capturesAdded ?? 0;
       problems.push(...b.obs.problems);
@@ -226,7 +230,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
       failedNow.add(source.path);
     } else {
       batch.push({ obs, capture });
-      batchRows += obs.events.length + obs.toolCalls.length + 1;
+      batchRows += rowsOf(obs);
       if (batch.length >= batchSources || batchRows >= COMMIT_BATCH_ROWS) flush();
     }
     done++;
@@ -240,6 +244,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
     failed: failedPaths.length,
     eventsAdded,
     callsAdded,
+    ...(editsAdded === 0 ? {} : { editsAdded }),
     problems,
     failedPaths,
     durationMs: performance.now() - started,

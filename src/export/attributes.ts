@@ -17,6 +17,13 @@ export const ATTR = {
   toolOutcome: "cline.tool.outcome",
   /** Which Cline client wrote it: cli, vscode, jetbrains, ... (absent on a series from before v2). */
   client: "cline.client",
+  /** File edits (docs/metrics.md "What Cline delivered"), Claude Code's names where it has one. */
+  operation: "operation",
+  decision: "decision",
+  source: "source",
+  language: "language",
+  /** cline.lines_of_code: "false" for the lines of edits whose files do not hold all they changed. */
+  linesExact: "cline.lines.exact",
 } as const;
 
 /**

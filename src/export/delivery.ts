@@ -64,8 +64,8 @@ export class DeliveryTracker {
 export type CommitResult = "committed" | "stale";
 
 /**
- * Records a delivered collection in the ledger, event, call, capture, compaction and final-call
- * (signal_queue seq of the tool calls counted by outcome) watermarks in one
+ * Records a delivered collection in the ledger, event, call, capture, compaction, final-call
+ * (signal_queue seq of the tool calls counted by outcome) and edit watermarks in one
  * transaction. Delta: the watermarks move only if nobody moved them since the collection read
  * them (otherwise the delivered window overlapped a committed one and committing would skip
  * rows). Cumulative: the state only moves forward.
@@ -79,7 +79,8 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
         cur.callWatermark !== p.base.callWatermark ||
         cur.captureWatermark !== p.base.captureWatermark ||
         (cur.compactionWatermark ?? 0) !== (p.base.compactionWatermark ?? 0) ||
-        (cur.finalCallWatermark ?? 0) !== (p.base.finalCallWatermark ?? 0)
+        (cur.finalCallWatermark ?? 0) !== (p.base.finalCallWatermark ?? 0) ||
+        (cur.editWatermark ?? 0) !== (p.base.editWatermark ?? 0)
       )
         return "stale";
       ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
@@ -92,6 +93,7 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
       captureWatermark: Math.max(cur.captureWatermark, p.next.captureWatermark),
       compactionWatermark: Math.max(cur.compactionWatermark ?? 0, p.next.compactionWatermark ?? 0),
       finalCallWatermark: Math.max(cur.finalCallWatermark ?? 0, p.next.finalCallWatermark ?? 0),
+      editWatermark: Math.max(cur.editWatermark ?? 0, p.next.editWatermark ?? 0),
       windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
       lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
     });

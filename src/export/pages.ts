@@ -8,13 +8,15 @@
  * when the collection started (`lastSuccessMs` = that read's time). A series changed between
  * two page reads is sent with its newer total (harmless for a cumulative point), and, changed
  * after that time, is live again at the next export. A pass cut after some acknowledged pages
- * resumes after the last of them (`from`, src/export/backfill.ts). Where series collapse (session id
+ * resumes after the last of them (`from`, src/export/backfill.ts). The phases: usage, tool, tool
+ * outcome, edit, GenAI. Where series collapse (session id
  * off, a non-injective project rendering: `fold`), the pages are keyset reads over the folded group
  * keys instead (src/ledger/fold.ts): each group is summed in SQL and read whole, on one page, so
  * no attribute set is ever split across pages as partial sums.
  */
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
+import type { EditSeriesRow } from "../ledger/edits.ts";
 import type { BackfillPhase, FoldCursor, FoldKey, Ledger, LiveFilter } from "../ledger/ledger.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/series.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
@@ -25,6 +27,8 @@ import { type TranslateOptions, translate } from "./translate.ts";
 
 /** At most this many points per usage or tool row: 4 token types + requests + cost (or unpriced). */
 export const POINTS_PER_ROW = 6;
+/** At most this many points per edit row: its decisions, and lines added and removed, exact and not. */
+export const POINTS_PER_EDIT_ROW = 5;
 
 export interface PageOptions {
   readonly filter: LiveFilter;
@@ -123,6 +127,28 @@ export class CumulativePages {
       }
       room -= n;
       if (t === undefined || room > 0) {
+        c.phase = "edit";
+        c.afterId = 0;
+        c.afterKey = undefined;
+      }
+    }
+    // cline.code_edit.decisions and cline.lines_of_code: whole edit rows (src/ledger/edits.ts).
+    const edits: EditSeriesRow[] = [];
+    if (c.phase === "edit" && room >= POINTS_PER_EDIT_ROW) {
+      const limit = Math.floor(room / POINTS_PER_EDIT_ROW);
+      let n = 0;
+      const rows =
+        o.fold !== undefined
+          ? this.ledger.folds.edit(o.filter, o.fold, { after: c.afterKey, limit })
+          : this.ledger.edits.livePage(o.filter, { afterId: c.afterId, limit });
+      for (const r of rows) {
+        if ("key" in r) c.afterKey = r.key;
+        else c.afterId = r.id;
+        n++;
+        edits.push(r);
+      }
+      room -= n * POINTS_PER_EDIT_ROW;
+      if (n < limit) {
         c.phase = "genai";
         c.afterId = 0;
         c.afterKey = undefined;
@@ -151,7 +177,7 @@ export class CumulativePages {
     const startTime = nsToHrTime(o.startNs);
     const endNs = effectiveEndNs(o.startNs, o.endNs);
     const metrics = [
-      ...toMetricData(translate(usage, tools, o.translate, outcomes), o.temporality, o.startNs, endNs),
+      ...toMetricData(translate(usage, tools, o.translate, outcomes, edits), o.temporality, o.startNs, endNs),
       ...genaiToMetricData(genai, o.temporality, startTime, nsToHrTime(endNs)),
     ];
     if (metrics.length > 0) return metrics;

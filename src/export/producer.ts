@@ -105,7 +105,7 @@ export class LedgerMetricProducer implements MetricProducer {
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
   position(): string {
     const s = this.ledger.getExportState(this.opts.exporter);
-    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}`;
+    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}/${s.editWatermark ?? 0}`;
   }
 
   /** Delta: whether the ledger holds events, calls or captures beyond what was delivered. */
@@ -118,7 +118,8 @@ export class LedgerMetricProducer implements MetricProducer {
       ids.call > state.callWatermark ||
       this.ledger.maxCaptureId() > state.captureWatermark ||
       this.ledger.maxCompactionId() > (state.compactionWatermark ?? 0) ||
-      (this.ledger.signals?.toolOutcomes.pending(state.finalCallWatermark ?? 0) ?? false)
+      (this.ledger.signals?.toolOutcomes.pending(state.finalCallWatermark ?? 0) ?? false) ||
+      this.ledger.maxEditId() > (state.editWatermark ?? 0)
     );
   }
 
@@ -172,6 +173,10 @@ export class LedgerMetricProducer implements MetricProducer {
           ? outcomes.windowEnd(finalBase, opts.maxWindowCalls ?? MAX_WINDOW_ROWS)
           : outcomes.maxSeq();
     const finalWindow = { after: finalBase, upTo: finalUpTo };
+    // File edits (cline.code_edit.decisions, cline.lines_of_code): an id window of the edits.
+    const editBase = base.editWatermark ?? 0;
+    const maxEdit = ledger.maxEditId();
+    const editUpTo = delta ? Math.min(maxEdit, editBase + (opts.maxWindowCalls ?? MAX_WINDOW_ROWS)) : maxEdit;
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
@@ -196,6 +201,7 @@ export class LedgerMetricProducer implements MetricProducer {
         ),
         opts.translate,
         outcomes?.delta(finalWindow) ?? [],
+        ledger.editDelta(editBase, editUpTo),
       );
       captures = translateCaptures(ledger.captureDelta(captureBase, ids.capture), opts.translate);
       compactions = translateCompactions(
@@ -264,12 +270,14 @@ export class LedgerMetricProducer implements MetricProducer {
                 ledger.liveToolSeries(filter),
                 opts.translate,
                 outcomes?.live(filter) ?? [],
+                ledger.edits.live(filter),
               )
             : translate(
                 ledger.folds.usage(filter, fold, all),
                 ledger.folds.tool(filter, fold, all),
                 opts.translate,
                 outcomes === undefined ? [] : ledger.folds.outcome(filter, fold, all),
+                ledger.folds.edit(filter, fold, all),
               );
         for (const [id, series] of points) {
           points.set(id, liveSeries(series, nowMs, opts.seriesTtlMs, base.lastSuccessMs));
@@ -327,6 +335,7 @@ export class LedgerMetricProducer implements MetricProducer {
       captureWatermark: ids.capture,
       compactionWatermark: compactionUpTo,
       finalCallWatermark: finalUpTo,
+      editWatermark: editUpTo,
       windowStartNs: endNs,
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,

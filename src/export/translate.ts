@@ -5,7 +5,7 @@
 import { ValueType } from "@opentelemetry/api";
 import type { ProjectMode } from "../config/config.ts";
 import { computeCost, type Price } from "../cost/index.ts";
-import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
+import type { EditSeriesRow, ToolSeriesRow, UsageSeriesRow } from "../ledger/ledger.ts";
 import type { ToolOutcomeRow } from "../ledger/tool-outcomes.ts";
 import type { RepositoryLookup } from "../vcs/repository.ts";
 import {
@@ -67,6 +67,20 @@ export const METRICS = {
     name: "cline.requests.unpriced",
     unit: "{request}",
     description: "Model responses whose model has no known price: their cost is unknown, not zero",
+    valueType: ValueType.INT,
+  },
+  linesOfCode: {
+    name: "cline.lines_of_code",
+    unit: "{line}",
+    description:
+      "Lines added and removed by the file edits Cline proposed, by decision (accepted, rejected); cline.lines.exact=false where the files do not hold all an edit changed",
+    valueType: ValueType.INT,
+  },
+  editDecisions: {
+    name: "cline.code_edit.decisions",
+    unit: "{edit}",
+    description:
+      "File edits Cline proposed, by tool, operation, decision (accepted, rejected, failed), source and language",
     valueType: ValueType.INT,
   },
 } as const;
@@ -144,7 +158,12 @@ type ExtraKey =
   | (typeof ATTR)["type"]
   | (typeof ATTR)["toolName"]
   | (typeof ATTR)["usageKnown"]
-  | (typeof ATTR)["toolOutcome"];
+  | (typeof ATTR)["toolOutcome"]
+  | (typeof ATTR)["operation"]
+  | (typeof ATTR)["decision"]
+  | (typeof ATTR)["source"]
+  | (typeof ATTR)["language"]
+  | (typeof ATTR)["linesExact"];
 
 /** A row's allow-listed common attributes and a short id of their series key, computed once per row. */
 interface Base {
@@ -234,6 +253,7 @@ export function translate(
   tools: Iterable<ToolSeriesRow>,
   opts: TranslateOptions,
   outcomes: Iterable<ToolOutcomeRow> = [],
+  edits: Iterable<EditSeriesRow> = [],
 ): Map<MetricId, SeriesPoint[]> {
   const acc = new Accumulator();
   for (const row of usage) {
@@ -270,7 +290,37 @@ export function translate(
       row,
     );
   }
+  for (const row of edits) addEdits(acc, acc.base(row, opts), row);
   return acc.result();
+}
+
+/** Decisions for which lines are counted: a failed edit changed nothing. */
+const LINE_DECISIONS: ReadonlySet<string> = new Set(["accepted", "rejected"]);
+
+/**
+ * One edit series: `cline.code_edit.decisions` (every decision), and `cline.lines_of_code` by
+ * type for accepted and rejected edits, its inexact part apart (`cline.lines.exact=false`, only
+ * where there is one: no series of zeros for every exact edit series).
+ */
+function addEdits(acc: Accumulator, b: Base, row: EditSeriesRow): void {
+  const dims = [
+    [ATTR.toolName, row.toolName],
+    [ATTR.operation, row.operation],
+    [ATTR.decision, row.decision],
+    [ATTR.source, row.source],
+    [ATTR.language, row.language],
+  ] as const;
+  acc.add("editDecisions", b, dims, row.edits, row);
+  if (!LINE_DECISIONS.has(row.decision)) return;
+  const lines = [
+    ["added", row.linesAdded, row.inexactLinesAdded],
+    ["removed", row.linesRemoved, row.inexactLinesRemoved],
+  ] as const;
+  for (const [type, all, inexact] of lines) {
+    acc.add("linesOfCode", b, [...dims, [ATTR.type, type], [ATTR.linesExact, "true"]], all - inexact, row);
+    if (row.inexactEdits > 0)
+      acc.add("linesOfCode", b, [...dims, [ATTR.type, type], [ATTR.linesExact, "false"]], inexact, row);
+  }
 }
 
 /**

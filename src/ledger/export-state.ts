@@ -16,6 +16,8 @@ export interface ExportState {
    * outcome and `cline.tool.duration`; absent = 0, e.g. a ledger from before outcomes).
    */
   readonly finalCallWatermark?: number;
+  /** Highest edit id delivered (delta; absent = 0, e.g. a ledger from before edits, schema v3). */
+  readonly editWatermark?: number;
   /** Start of the next delta window (the end of the last delivered one). */
   readonly windowStartNs: bigint;
   /** Ledger read time of the last delivered export: every change older than it was in it. */
@@ -29,6 +31,7 @@ export interface StateRow {
   capture_watermark: number;
   compaction_watermark: number;
   final_call_watermark: number;
+  edit_watermark: number;
   window_start_ns: string;
   last_success_ms: number;
 }
@@ -50,10 +53,15 @@ export class ExportStates {
       db
         .prepare("SELECT 1 FROM pragma_table_info('export_state') WHERE name = 'final_call_watermark'")
         .get() !== undefined;
+    // A read-only view of a ledger from before edits (v2) has none either.
+    const hasEditWatermark =
+      db.prepare("SELECT 1 FROM pragma_table_info('export_state') WHERE name = 'edit_watermark'").get() !==
+      undefined;
     this.get_ = db.prepare(
       `SELECT event_watermark, call_watermark, ${hasCaptureWatermark ? "capture_watermark" : "0 AS capture_watermark"},
          ${hasCompactionWatermark ? "compaction_watermark" : "0 AS compaction_watermark"},
          ${hasFinalCallWatermark ? "final_call_watermark" : "0 AS final_call_watermark"},
+         ${hasEditWatermark ? "edit_watermark" : "0 AS edit_watermark"},
          window_start_ns, last_success_ms
        FROM export_state WHERE exporter = @exporter`,
     );
@@ -69,6 +77,7 @@ export class ExportStates {
         captureWatermark: 0,
         compactionWatermark: 0,
         finalCallWatermark: 0,
+        editWatermark: 0,
         windowStartNs: this.streamStartNs,
         lastSuccessMs: 0,
       };
@@ -80,13 +89,13 @@ export class ExportStates {
     // Prepared on first use: only a writable ledger (always at this build's schema) writes.
     this.put_ ??= this.db.prepare(
       `INSERT INTO export_state (exporter, event_watermark, call_watermark, capture_watermark,
-         compaction_watermark, final_call_watermark, window_start_ns, last_success_ms)
+         compaction_watermark, final_call_watermark, edit_watermark, window_start_ns, last_success_ms)
        VALUES (@exporter, @eventWatermark, @callWatermark, @captureWatermark, @compactionWatermark,
-         @finalCallWatermark, @windowStartNs, @lastSuccessMs)
+         @finalCallWatermark, @editWatermark, @windowStartNs, @lastSuccessMs)
        ON CONFLICT (exporter) DO UPDATE SET event_watermark = excluded.event_watermark,
          call_watermark = excluded.call_watermark, capture_watermark = excluded.capture_watermark,
          compaction_watermark = excluded.compaction_watermark,
-         final_call_watermark = excluded.final_call_watermark,
+         final_call_watermark = excluded.final_call_watermark, edit_watermark = excluded.edit_watermark,
          window_start_ns = excluded.window_start_ns, last_success_ms = excluded.last_success_ms`,
     );
     this.put_.run(stateParams(s));
@@ -101,6 +110,7 @@ export function stateFromRow(exporter: string, r: StateRow): ExportState {
     captureWatermark: r.capture_watermark,
     compactionWatermark: r.compaction_watermark,
     finalCallWatermark: r.final_call_watermark,
+    editWatermark: r.edit_watermark,
     windowStartNs: BigInt(r.window_start_ns),
     lastSuccessMs: r.last_success_ms,
   };
@@ -115,6 +125,7 @@ export function stateParams(s: ExportState) {
     captureWatermark: s.captureWatermark,
     compactionWatermark: s.compactionWatermark ?? 0,
     finalCallWatermark: s.finalCallWatermark ?? 0,
+    editWatermark: s.editWatermark ?? 0,
     windowStartNs: s.windowStartNs.toString(),
     lastSuccessMs: s.lastSuccessMs,
   };

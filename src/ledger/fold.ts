@@ -8,6 +8,7 @@
  * deterministic function for one column (registered on the connection), nothing else.
  */
 import type Database from "better-sqlite3";
+import { EDIT_SERIES_KEY, type EditSeriesRow } from "./edits.ts";
 import type { GenaiSeriesRow } from "./genai-layout.ts";
 import { DUR, histogramColumns, MAIN, OUT } from "./genai-layout.ts";
 import { type DbRow, expand, liveParams as genaiLive } from "./genai-reads.ts";
@@ -115,6 +116,14 @@ export const FOLD_TABLES = {
     totals: `SUM(calls) AS calls, ${TIMES}`,
     live: LIVE,
   },
+  edit: {
+    table: "edit_series",
+    key: EDIT_SERIES_KEY,
+    totals: `SUM(edits) AS edits, SUM(lines_added) AS linesAdded, SUM(lines_removed) AS linesRemoved,
+      SUM(inexact_edits) AS inexactEdits, SUM(inexact_lines_added) AS inexactLinesAdded,
+      SUM(inexact_lines_removed) AS inexactLinesRemoved, ${TIMES}`,
+    live: LIVE,
+  },
   genai: {
     table: "genai_rows",
     key: GENAI_SERIES_KEY,
@@ -196,6 +205,10 @@ export class SeriesFolds {
   *outcome(f: LiveFilter, key: FoldKey, page: FoldPage): IterableIterator<Folded<ToolOutcomeRow>> {
     for (const r of this.read("outcome", f, key, page))
       yield { ...r, usageKnown: r.usageKnown === 1 } as never;
+  }
+
+  *edit(f: LiveFilter, key: FoldKey, page: FoldPage): IterableIterator<Folded<EditSeriesRow>> {
+    yield* this.read("edit", f, key, page) as IterableIterator<Folded<EditSeriesRow>>;
   }
 
   /**

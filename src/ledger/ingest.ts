@@ -3,6 +3,7 @@ import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
 import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
+import { EditSums, type Edits } from "./edits.ts";
 import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "./signals.ts";
 
@@ -17,6 +18,8 @@ export interface CommitResult {
   readonly compactionsAdded?: number;
   /** Tool calls stored earlier with usage unknown whose message's metrics this commit added. */
   readonly callsUpgraded?: number;
+  /** Present when the observation carried edits: how many were new. */
+  readonly editsAdded?: number;
 }
 
 type Components = { input: number; output: number; cacheRead: number; cacheWrite: number };
@@ -40,6 +43,7 @@ export class Ingest {
     private readonly now: () => number,
     private readonly signals?: Signals,
     private readonly compactions?: Compactions,
+    private readonly edits?: Edits,
   ) {
     this.st = prepare(db);
     // The GenAI sums of all sources of a transaction are written once, at its end (in it).
@@ -122,6 +126,7 @@ export class Ingest {
         inserted satisfies Inserted,
         nowMs,
       );
+    const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined);
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
     let capturesAdded: number | undefined;
@@ -146,7 +151,32 @@ export class Ingest {
       ...(capturesAdded === undefined ? {} : { capturesAdded }),
       ...(compactionsAdded === undefined ? {} : { compactionsAdded }),
       ...(callsUpgraded === 0 ? {} : { callsUpgraded }),
+      ...(editsAdded === undefined ? {} : { editsAdded }),
     };
+  }
+
+  /**
+   * The observation's edits, each stored once by its key, with its series sums; an edit of a
+   * document with signals takes the next seq of the signal order (its `cline.code_edit` event).
+   */
+  private insertEdits(
+    o: ReadObservation,
+    adapter: string,
+    nowMs: number,
+    withSignals: boolean,
+  ): number | undefined {
+    if (o.edits === undefined || this.edits === undefined) return undefined;
+    const signals = withSignals ? this.signals : undefined;
+    const sums = new EditSums();
+    let added = 0;
+    for (const e of o.edits) {
+      if (!this.edits.insert(e, adapter, nowMs, signals === undefined ? null : signals.requestSeq(), sums))
+        continue;
+      signals?.claimSeq();
+      added++;
+    }
+    this.edits.flush(sums, nowMs);
+    return added;
   }
 
   private insertEvent(

@@ -8,6 +8,7 @@ import {
   type CompactionSeriesRow,
   Compactions,
 } from "./compactions.ts";
+import { EDITS_VERSION, type EditSeriesRow, Edits } from "./edits.ts";
 import { ExportBackfills } from "./export-backfill.ts";
 import { type ExportState, ExportStates } from "./export-state.ts";
 import { SeriesFolds } from "./fold.ts";
@@ -27,6 +28,7 @@ import { Signals } from "./signals.ts";
 
 export type { CaptureRow, CaptureSeriesRow } from "./captures.ts";
 export type { CompactionRow, CompactionSeriesRow } from "./compactions.ts";
+export type { EditSeriesRow } from "./edits.ts";
 export type { BackfillPhase, BackfillProgress } from "./export-backfill.ts";
 export type { ExportState } from "./export-state.ts";
 export type { FoldCursor, Folded, FoldKey, FoldPage, TableFold } from "./fold.ts";
@@ -61,6 +63,8 @@ export class Ledger {
   /** The events and traces queue and their delivery state (a writer only). */
   readonly signals: Signals | undefined;
   private readonly compactions: Compactions;
+  /** The file edits and their series (absent tables on a read-only view of a v2 ledger: none). */
+  readonly edits: Edits;
   /** Persisted directory listings, the adapters' discovery cache (a writer only). */
   readonly listings: Listings | undefined;
   /** What backends acknowledged of cumulative exports in pages (a writer only; src/export). */
@@ -88,6 +92,7 @@ export class Ledger {
     this.folds = new SeriesFolds(db);
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
+    this.edits = new Edits(db, version >= EDITS_VERSION);
     this.exportStates = new ExportStates(
       db,
       this.streamStartNs,
@@ -99,7 +104,7 @@ export class Ledger {
     this.listings = opened.lock ? new Listings(db) : undefined;
     this.backfills = opened.lock ? new ExportBackfills(db) : undefined;
     this.ingest = opened.lock
-      ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions)
+      ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions, this.edits)
       : undefined;
   }
 
@@ -266,6 +271,18 @@ export class Ledger {
   /** The observed compactions in time order. */
   compactionRows(): CompactionRow[] {
     return this.compactions.rows();
+  }
+
+  // ---- edits
+
+  /** Edit series aggregated over the edits with after < id <= upTo (delta export). */
+  editDelta(after: number, upTo: number): EditSeriesRow[] {
+    return this.edits.delta({ after, upTo });
+  }
+
+  /** Highest edit id: a delta exporter's next edit watermark candidate. */
+  maxEditId(): number {
+    return this.edits.maxId();
   }
 
   // ---- export state

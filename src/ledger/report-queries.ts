@@ -35,7 +35,7 @@ export const WHOLE_LEDGER: ReportWindow = {
   bucketMs: 1,
 };
 
-export type GroupKind = "events" | "calls" | "events-without-calls";
+export type GroupKind = "events" | "calls" | "events-without-calls" | "edits";
 
 function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
   const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
@@ -46,6 +46,16 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
     throw new Error("events without calls have no tool dimension");
   }
   const range = "ts_ms >= @fromMs AND ts_ms < @toMs";
+  if (kind === "edits") {
+    // Lines of the accepted edits (what was delivered); decisions counted apart (docs/report.md).
+    return `SELECT ${sel([
+      "IFNULL(SUM(CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END), 0) AS linesAdded",
+      "IFNULL(SUM(CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END), 0) AS linesRemoved",
+      "IFNULL(SUM(decision = 'accepted'), 0) AS editsAccepted",
+      "IFNULL(SUM(decision = 'rejected'), 0) AS editsRejected",
+      "IFNULL(SUM(decision = 'failed'), 0) AS editsFailed",
+    ])} FROM edits WHERE ${range} ${group} ${order}`;
+  }
   if (kind !== "calls") {
     const where = kind === "events-without-calls" ? `WHERE tool_calls = 0 AND ${range}` : `WHERE ${range}`;
     return `SELECT ${sel([
@@ -73,8 +83,18 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
  */
 export class ReportQueries {
   private readonly cache = new Map<string, Database.Statement>();
+  /** False on a read-only view of a ledger from before the edits (schema v3): no edit rows. */
+  private readonly hasEdits: boolean;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.hasEdits =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'edits'").get() !== undefined;
+  }
+
+  /** File edits grouped by `dims`: accepted lines added and removed, and edits by decision. */
+  groupedEdits(dims: readonly LedgerDim[], window: ReportWindow = WHOLE_LEDGER): Record<string, unknown>[] {
+    return this.grouped("edits", dims, window);
+  }
 
   /** Totals of usage events, grouped by `dims`. */
   groupedEvents(dims: readonly LedgerDim[], window: ReportWindow = WHOLE_LEDGER): Record<string, unknown>[] {
@@ -95,6 +115,7 @@ export class ReportQueries {
   }
 
   grouped(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
+    if (kind === "edits" && !this.hasEdits) return [];
     const key = `${kind}:${dims.join(",")}`;
     let stmt = this.cache.get(key);
     if (stmt === undefined) {

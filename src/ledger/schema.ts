@@ -1,5 +1,6 @@
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
+import { EDITS_V3 } from "./tables/edits-v3.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { REJECTED_OUTCOME_V3 } from "./tables/rejected-v3.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
@@ -19,9 +20,10 @@ export const MIGRATIONS: readonly string[] = [
   // v2, one step: cline.client in every series key (tables/client-v2.ts), and the position of a
   // cumulative pass over folded series (session id off: the default; tables/state.ts)
   [CLIENT_SERIES_V2, EXPORT_BACKFILL_KEY_V2].join("\n"),
-  // v3: the outcome 'rejected' (a call the user denied) allowed in every outcome column
-  // (tables/rejected-v3.ts)
-  [REJECTED_OUTCOME_V3].join("\n"),
+  // v3 (combined here from two branches' self-contained steps): the outcome 'rejected' allowed in
+  // every outcome column (tables/rejected-v3.ts); the file edits and their series, an edit
+  // watermark per exporter (tables/edits-v3.ts)
+  [REJECTED_OUTCOME_V3, EDITS_V3].join("\n"),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

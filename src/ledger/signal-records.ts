@@ -6,7 +6,7 @@
 import type { ToolOutcome } from "../adapter/timing.ts";
 import type { DocumentSignals, ToolResult, UsageEvent } from "../adapter/types.ts";
 
-export type SignalKind = "chat" | "tool" | "turn" | "compaction";
+export type SignalKind = "chat" | "tool" | "turn" | "compaction" | "edit";
 
 /** One final record as the exporters read it (the union of the three kinds' fields). */
 export interface SignalRow {
@@ -56,6 +56,22 @@ export interface SignalRow {
   readonly sourceMessageCount: number;
   readonly messagesRemoved: number | null;
   readonly tokensBefore: number | null;
+  /** Edit: the call that proposed it ("" for the other kinds). */
+  readonly callKey: string;
+  /** Edit: create | modify | delete, accepted | rejected | failed, auto | user | unknown, its language. */
+  readonly operation: string;
+  readonly decision: string;
+  readonly editSource: string;
+  readonly language: string;
+  /** Edit: its lines; tool: the sums over the edits of the call (0 without). */
+  readonly linesAdded: number;
+  readonly linesRemoved: number;
+  /** Edit: 1 when its counts are exact; tool: 1 when all its edits' are (1 without edits). */
+  readonly exact: number;
+  /** Tool: the call's edits by decision (0 for the other kinds). */
+  readonly editsAccepted: number;
+  readonly editsRejected: number;
+  readonly editsFailed: number;
 }
 
 /** A document's signals indexed once per commit (Ingest and `record` share it). */

@@ -79,7 +79,7 @@ export class SignalWatermarks {
 
   /** Records by kind, queued or on events and calls (tests, diagnostics). */
   queued(): Record<SignalKind, number> {
-    const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0 };
+    const out: Record<SignalKind, number> = { chat: 0, tool: 0, turn: 0, compaction: 0, edit: 0 };
     for (const r of this.statements().counts.all() as { kind: SignalKind; n: number }[]) out[r.kind] += r.n;
     return out;
   }
@@ -108,30 +108,33 @@ function prepareStatements(db: Database.Database) {
     after: db.prepare(
       `SELECT 1 FROM signal_queue WHERE seq > @after
        UNION ALL SELECT 1 FROM events WHERE signal_seq > @after
-       UNION ALL SELECT 1 FROM tool_calls WHERE signal_seq > @after LIMIT 1`,
+       UNION ALL SELECT 1 FROM tool_calls WHERE signal_seq > @after
+       UNION ALL SELECT 1 FROM edits WHERE signal_seq > @after LIMIT 1`,
     ),
     counts: db.prepare(
       `SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind
        UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL
-       UNION ALL SELECT 'tool', COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL`,
+       UNION ALL SELECT 'tool', COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL
+       UNION ALL SELECT 'edit', COUNT(*) FROM edits WHERE signal_seq IS NOT NULL`,
     ),
-    // One row per record, the fields of its kind joined in (COALESCE over the four). The records
-    // are the queue's rows, the requests' events rows and the calls' tool_calls rows, merged by
-    // seq: each side read in seq order up to the limit (its index), so the merge sorts at most
-    // three times the limit.
+    // One row per record, the fields of its kind joined in (COALESCE over the five). The records
+    // are the queue's rows, the requests' events rows, the calls' tool_calls rows and the edits'
+    // edits rows, merged by seq: each side read in seq order up to the limit (its index), so the
+    // merge sorts at most four times the limit. A call's edits are summed by its key (edits_call),
+    // for its execute_tool span: only for tool records.
     batch: db.prepare(
       `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
          q.start_ms AS startMs,
          q.outcome, q.cancelled,
-         IFNULL(d.root_session_id, COALESCE(e.session_id, c.session_id, tu.session_id, k.root_session_id))
-           AS rootSessionId,
-         COALESCE(e.session_id, c.session_id, tu.session_id, k.session_id) AS sessionId,
-         COALESCE(e.agent, c.agent, tu.agent, k.agent) AS agent,
-         COALESCE(e.project, c.project, tu.project, k.project) AS project,
+         IFNULL(d.root_session_id,
+           COALESCE(e.session_id, c.session_id, tu.session_id, k.root_session_id, ed.session_id)) AS rootSessionId,
+         COALESCE(e.session_id, c.session_id, tu.session_id, k.session_id, ed.session_id) AS sessionId,
+         COALESCE(e.agent, c.agent, tu.agent, k.agent, ed.agent) AS agent,
+         COALESCE(e.project, c.project, tu.project, k.project, ed.project) AS project,
          q.turn_key AS turnKey,
-         COALESCE(e.model, c.model, k.model, '') AS model,
-         COALESCE(e.provider, c.provider, k.provider, '') AS provider,
-         COALESCE(e.client, c.client, '') AS client,
+         COALESCE(e.model, c.model, k.model, ed.model, '') AS model,
+         COALESCE(e.provider, c.provider, k.provider, ed.provider, '') AS provider,
+         COALESCE(e.client, c.client, ed.client, '') AS client,
          IFNULL(e.end_known, 1) AS endKnown,
          CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
          COALESCE(e.input, c.share_input, 0) AS input,
@@ -139,15 +142,38 @@ function prepareStatements(db: Database.Database) {
          COALESCE(e.cache_read, c.share_cache_read, 0) AS cacheRead,
          COALESCE(e.cache_write, c.share_cache_write, 0) AS cacheWrite,
          COALESCE(e.tool_calls, c.divisor, 0) AS toolCalls,
-         IFNULL(c.tool_name, '') AS toolName,
-         q.tool_use_id AS toolUseId,
+         COALESCE(c.tool_name, ed.tool_name, '') AS toolName,
+         CASE q.kind WHEN 'edit' THEN IFNULL(ec.tool_use_id, '') ELSE q.tool_use_id END AS toolUseId,
          CASE q.kind WHEN 'tool' THEN c.usage_key != '' ELSE 1 END AS usageKnown,
          IFNULL(tu.turn_id, '') AS turnId,
          IFNULL(k.strategy, '') AS strategy,
          IFNULL(k.reason, '') AS reason,
          IFNULL(k.source_message_count, 0) AS sourceMessageCount,
          k.messages_removed AS messagesRemoved,
-         k.tokens_before AS tokensBefore
+         k.tokens_before AS tokensBefore,
+         IFNULL(ed.call_key, '') AS callKey,
+         IFNULL(ed.operation, '') AS operation,
+         IFNULL(ed.decision, '') AS decision,
+         IFNULL(ed.source, '') AS editSource,
+         IFNULL(ed.language, '') AS language,
+         CASE q.kind WHEN 'edit' THEN ed.lines_added
+           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_added), 0) FROM edits x WHERE x.call_key = q.ref_key)
+           ELSE 0 END AS linesAdded,
+         CASE q.kind WHEN 'edit' THEN ed.lines_removed
+           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_removed), 0) FROM edits x WHERE x.call_key = q.ref_key)
+           ELSE 0 END AS linesRemoved,
+         CASE q.kind WHEN 'edit' THEN ed.exact
+           WHEN 'tool' THEN (SELECT IFNULL(MIN(x.exact), 1) FROM edits x WHERE x.call_key = q.ref_key)
+           ELSE 1 END AS exact,
+         CASE q.kind WHEN 'tool' THEN
+           (SELECT COUNT(*) FROM edits x WHERE x.call_key = q.ref_key AND x.decision = 'accepted')
+           ELSE 0 END AS editsAccepted,
+         CASE q.kind WHEN 'tool' THEN
+           (SELECT COUNT(*) FROM edits x WHERE x.call_key = q.ref_key AND x.decision = 'rejected')
+           ELSE 0 END AS editsRejected,
+         CASE q.kind WHEN 'tool' THEN
+           (SELECT COUNT(*) FROM edits x WHERE x.call_key = q.ref_key AND x.decision = 'failed')
+           ELSE 0 END AS editsFailed
        FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
                  message_id, tool_use_id
                FROM signal_queue WHERE seq > @after ORDER BY seq LIMIT @limit)
@@ -162,12 +188,18 @@ function prepareStatements(db: Database.Database) {
                  -- NULL turn and message id: its paying request's (callRecord), by its UNIQUE key.
                  LEFT JOIN events p ON c.turn_key IS NULL AND p.dedup_key = c.usage_key
                WHERE c.signal_seq > @after ORDER BY c.signal_seq LIMIT @limit)
+             UNION ALL
+             SELECT * FROM (SELECT signal_seq, 'edit', edit_key, ts_ms, ts_ms, ts_ms, NULL, 0, '', '', ''
+               FROM edits WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
              ORDER BY 1 LIMIT @limit) q
          LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
          LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key
          LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
          LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
-         LEFT JOIN signal_documents d ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path)
+         LEFT JOIN edits ed ON q.kind = 'edit' AND ed.edit_key = q.ref_key
+         LEFT JOIN tool_calls ec ON q.kind = 'edit' AND ec.call_key = ed.call_key
+         LEFT JOIN signal_documents d
+           ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path, ed.source_path)
        ORDER BY q.seq`,
     ),
   };

@@ -4,9 +4,9 @@
  * last row summing them (its first column `(N more)`) keeps that true. A cost nothing was known
  * for is an empty cell (unknown), never 0.
  */
-import { costUnknown, type Numbers, othersLabel, type Report } from "./report.ts";
+import { acceptanceRate, costUnknown, type Numbers, othersLabel, type Report } from "./report.ts";
 
-export const CSV_NUMBER_COLUMNS: readonly (keyof Numbers)[] = [
+export const CSV_NUMBER_COLUMNS: readonly (keyof Numbers | "acceptanceRate")[] = [
   "input",
   "output",
   "cacheRead",
@@ -15,6 +15,13 @@ export const CSV_NUMBER_COLUMNS: readonly (keyof Numbers)[] = [
   "toolCalls",
   "cost",
   "unpricedEvents",
+  "linesAdded",
+  "linesRemoved",
+  "editsAccepted",
+  "editsRejected",
+  "editsFailed",
+  // accepted / (accepted + rejected); empty when no edit was decided (not a sum: not summable).
+  "acceptanceRate",
 ];
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
@@ -28,7 +35,13 @@ function plain(v: number): string {
 }
 
 function numberCells(n: Numbers): string[] {
-  return CSV_NUMBER_COLUMNS.map((k) => (k === "cost" && costUnknown(n) ? "" : plain(n[k])));
+  return CSV_NUMBER_COLUMNS.map((k) => {
+    if (k === "acceptanceRate") {
+      const r = acceptanceRate(n);
+      return r === undefined ? "" : plain(r);
+    }
+    return k === "cost" && costUnknown(n) ? "" : plain(n[k]);
+  });
 }
 
 export function renderCsv(report: Report): string {

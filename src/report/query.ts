@@ -11,7 +11,19 @@ export type Row = Record<string, unknown>;
 export type GroupedQuery = (kind: GroupKind, dims: readonly GroupDim[]) => Row[];
 
 /** The numeric columns of a grouped row: summed when buckets fold into one period. */
-const SUMMED = ["input", "output", "cacheRead", "cacheWrite", "events", "toolCalls"] as const;
+const SUMMED = [
+  "input",
+  "output",
+  "cacheRead",
+  "cacheWrite",
+  "events",
+  "toolCalls",
+  "linesAdded",
+  "linesRemoved",
+  "editsAccepted",
+  "editsRejected",
+  "editsFailed",
+] as const;
 
 function compareRows(dims: readonly GroupDim[]) {
   return (a: Row, b: Row): number => {

@@ -17,6 +17,25 @@ export interface Numbers {
   cost: number;
   /** Events whose model has no known price: their cost is unknown, not zero. */
   unpricedEvents: number;
+  /** Lines added and removed by the ACCEPTED file edits (what Cline delivered). */
+  linesAdded: number;
+  linesRemoved: number;
+  /** File edits by decision (failed: did not apply; neither accepted nor rejected). */
+  editsAccepted: number;
+  editsRejected: number;
+  editsFailed: number;
+}
+
+/** The edit numbers of a grouped edits row (or zeros). */
+const EDIT_KEYS = ["linesAdded", "linesRemoved", "editsAccepted", "editsRejected", "editsFailed"] as const;
+
+/**
+ * accepted / (accepted + rejected), undefined when no edit was decided either way. A failed edit
+ * (it did not apply) was neither accepted nor rejected by anyone, so it is in neither count.
+ */
+export function acceptanceRate(n: Numbers): number | undefined {
+  const decided = n.editsAccepted + n.editsRejected;
+  return decided === 0 ? undefined : n.editsAccepted / decided;
 }
 
 export type ReportRow = { [dim: string]: string | number } & Numbers;
@@ -56,7 +75,32 @@ function numbers(r: Row, toolCalls: number, cost: CostCell = NO_COST): Numbers {
     toolCalls,
     cost: cost.usd,
     unpricedEvents: cost.unpriced,
+    linesAdded: 0,
+    linesRemoved: 0,
+    editsAccepted: 0,
+    editsRejected: 0,
+    editsFailed: 0,
   };
+}
+
+/** Sets `n`'s edit numbers from a grouped edits row. */
+function putEdits(n: Numbers, r: Row | undefined): Numbers {
+  if (r !== undefined) for (const k of EDIT_KEYS) n[k] = num(r[k]);
+  return n;
+}
+
+/**
+ * The edit numbers onto the rows of the same group; a group with edits but no row (its tokens
+ * outside the window or unknown) becomes a row of its own, so the rows still sum to the totals.
+ */
+function withEditRows(rows: ReportRow[], edits: readonly Row[], dims: readonly GroupDim[]): ReportRow[] {
+  const byKey = new Map(rows.map((r) => [keyOf(r, dims), r]));
+  for (const e of edits) {
+    const row = byKey.get(keyOf(e, dims));
+    if (row !== undefined) putEdits(row, e);
+    else rows.push({ ...labels(e, dims), ...putEdits(numbers({}, 0), e) });
+  }
+  return rows;
 }
 
 /** The price table, asked for when a row needs a price (see buildReportWithoutPrices). */
@@ -135,6 +179,11 @@ export const zeroNumbers = (): Numbers => ({
   toolCalls: 0,
   cost: 0,
   unpricedEvents: 0,
+  linesAdded: 0,
+  linesRemoved: 0,
+  editsAccepted: 0,
+  editsRejected: 0,
+  editsFailed: 0,
 });
 
 /**
@@ -156,6 +205,10 @@ export function rankRows(
 }
 
 function rowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: Prices): ReportRow[] {
+  return withEditRows(usageRowsOf(query, dims, prices), query("edits", dims), dims);
+}
+
+function usageRowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: Prices): ReportRow[] {
   if (dims.includes("tool")) {
     const others = dims.filter((d) => d !== "tool");
     const callCost = costByGroup(query("calls", withPriceDims(dims)), dims, prices);
@@ -241,12 +294,14 @@ function build(ledger: Ledger, by: readonly GroupDim[], prices: Prices, opts: Re
   const totalEvents = query("events", [])[0] ?? {};
   const totalCalls = num(query("calls", [])[0]?.toolCalls);
   const totalCost = costByGroup(query("events", ["provider", "model"]), [], prices).get(keyOf({}, []));
-  const totals = numbers(totalEvents, totalCalls, totalCost);
+  const totals = putEdits(numbers(totalEvents, totalCalls, totalCost), query("edits", [])[0]);
   const ranked = rankRows(rowsOf(query, dims, prices), opts.sort, opts.top);
   return { by: dims, rows: ranked.rows, totals, ...(ranked.others ? { others: ranked.others } : {}) };
 }
 
-const COLUMNS: readonly [keyof Numbers, string][] = [
+type Column = keyof Numbers | "acceptanceRate";
+
+const COLUMNS: readonly [Column, string][] = [
   ["input", "Input"],
   ["output", "Output"],
   ["cacheRead", "Cache read"],
@@ -255,6 +310,20 @@ const COLUMNS: readonly [keyof Numbers, string][] = [
   ["toolCalls", "Tool calls"],
   ["cost", "Cost (USD)"],
 ];
+
+/** Shown when the report holds file edits (a ledger without any keeps its narrower table). */
+const EDIT_COLUMNS: readonly [Column, string][] = [
+  ["linesAdded", "Lines +"],
+  ["linesRemoved", "Lines -"],
+  ["editsAccepted", "Accepted"],
+  ["editsRejected", "Rejected"],
+  ["acceptanceRate", "Accept rate"],
+];
+
+/** Whether any edit was counted (accepted, rejected or failed). */
+function hasEdits(n: Numbers): boolean {
+  return n.editsAccepted + n.editsRejected + n.editsFailed > 0;
+}
 
 /** Every priced event's cost is known; none of the events was priced: the cost is unknown. */
 export function costUnknown(n: Numbers): boolean {
@@ -268,7 +337,11 @@ function fmtCost(n: Numbers): string {
   return n.unpricedEvents > 0 ? `${usd}*` : usd;
 }
 
-function cell(n: Numbers, k: keyof Numbers): string {
+function cell(n: Numbers, k: Column): string {
+  if (k === "acceptanceRate") {
+    const r = acceptanceRate(n);
+    return r === undefined ? "-" : `${(r * 100).toFixed(1)}%`;
+  }
   return k === "cost" ? fmtCost(n) : fmt(n[k]);
 }
 
@@ -285,21 +358,22 @@ export function othersLabel(groups: number): string {
 
 /** A plain-text table: group columns left-aligned, numbers right-aligned, a totals line. */
 export function renderTable(report: Report): string {
-  const head = [...report.by.map((d) => d[0]?.toUpperCase() + d.slice(1)), ...COLUMNS.map(([, t]) => t)];
+  const columns = hasEdits(report.totals) ? [...COLUMNS, ...EDIT_COLUMNS] : COLUMNS;
+  const head = [...report.by.map((d) => d[0]?.toUpperCase() + d.slice(1)), ...columns.map(([, t]) => t)];
   const body = report.rows.map((r) => [
     ...report.by.map((d) => String(r[d] ?? "")),
-    ...COLUMNS.map(([k]) => cell(r, k)),
+    ...columns.map(([k]) => cell(r, k)),
   ]);
   const o = report.others;
   if (o !== undefined && report.by.length > 0) {
     body.push([
       ...report.by.map((_, i) => (i === 0 ? othersLabel(o.groups) : "")),
-      ...COLUMNS.map(([k]) => cell(o, k)),
+      ...columns.map(([k]) => cell(o, k)),
     ]);
   }
   const total = [
     ...report.by.map((_, i) => (i === 0 ? "Total" : "")),
-    ...COLUMNS.map(([k]) => cell(report.totals, k)),
+    ...columns.map(([k]) => cell(report.totals, k)),
   ];
   const all = [head, ...body, total];
   const widths = head.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)));

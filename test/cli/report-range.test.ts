@@ -205,13 +205,15 @@ describe("report --csv, --top, --sort", () => {
     );
     expect(r.status).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
-    expect(lines[0]).toBe("project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents");
+    expect(lines[0]).toBe(
+      "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
+    );
     expect(lines.slice(1)).toEqual([
-      `/work/alpha,1200,120,0,0,2,0,${(800 * 3 + 80 * 15) / 1e6},1`,
-      `"/work/gamma,quoted ""name""",50,5,0,0,1,0,${(50 * 3 + 5 * 15) / 1e6},0`,
+      `/work/alpha,1200,120,0,0,2,0,${(800 * 3 + 80 * 15) / 1e6},1,0,0,0,0,0,`,
+      `"/work/gamma,quoted ""name""",50,5,0,0,1,0,${(50 * 3 + 5 * 15) / 1e6},0,0,0,0,0,0,`,
     ]);
     const unknown = runCli(["report", "--csv", "--by", "project"], unpricedEnv);
-    expect(unknown.stdout.trimEnd().split("\n")[1]).toBe("/w,10,1,0,0,1,0,,1");
+    expect(unknown.stdout.trimEnd().split("\n")[1]).toBe("/w,10,1,0,0,1,0,,1,0,0,0,0,0,");
   });
 
   it("--top N --sort keeps the largest groups and sums the rest into one row", () => {
@@ -257,7 +259,9 @@ describe("what did I spend this week, by project, as CSV", () => {
     const r = runCli(["report", "--since", "this-week", "--by", "project", "--csv"], recentEnv);
     expect(r.status, r.stderr).toBe(0);
     const [head, ...rows] = r.stdout.trimEnd().split("\n");
-    expect(head).toBe("project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents");
+    expect(head).toBe(
+      "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
+    );
     expect(rows).toHaveLength(1);
     const cells = (rows[0] ?? "").split(",");
     expect(cells.slice(0, 7)).toEqual(["/work/recent", "442", "646", "14004", "1458", "2", "0"]);

@@ -65,6 +65,13 @@ describe("cline-otel report", () => {
       // Only claude-sonnet-4-5 on anthropic is priced: 221 in, 323 out, 7002 read, 729 write at $3/$15/$0.30/$3.75 per M.
       cost: expect.closeTo(0.01034235, 12),
       unpricedEvents: 3,
+      // This fixture's adapter output carries no file edits (the edits have their own tests).
+      linesAdded: 0,
+      linesRemoved: 0,
+      editsAccepted: 0,
+      editsRejected: 0,
+      editsFailed: 0,
+      acceptanceRate: null,
     });
   });
 

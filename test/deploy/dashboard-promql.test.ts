@@ -34,7 +34,36 @@ interface Usage {
   readonly cost: number;
   readonly tools: readonly { readonly name: string; readonly known: boolean; readonly share: number }[];
   readonly compactions?: readonly { readonly strategy: "agentic" | "basic"; readonly reason: string }[];
+  /** File edits (cline.lines_of_code, cline.code_edit.decisions), with the team labels of their machine. */
+  readonly edits?: readonly Edit[];
 }
+
+interface Edit {
+  readonly team: string;
+  readonly user: string;
+  readonly repo: string;
+  readonly tool: string;
+  readonly decision: "accepted" | "rejected" | "failed";
+  readonly source: "auto" | "user" | "unknown";
+  readonly added: number;
+  readonly removed: number;
+  readonly exact: boolean;
+}
+
+const edit = (team: string, user: string, repo: string, over: Partial<Edit>): Edit => ({
+  team,
+  user,
+  repo,
+  tool: "editor",
+  decision: "accepted",
+  source: "auto",
+  added: 10,
+  removed: 2,
+  exact: true,
+  ...over,
+});
+const REPO_A = "https://example.com/acme/alpha";
+const REPO_B = "https://example.com/acme/beta";
 
 const lead = (session: string, project: string, model: string, provider: string): Attrs => ({
   "session.id": session,
@@ -61,6 +90,12 @@ const PHASE1: readonly Usage[] = [
       { name: "read_files", known: true, share: 0.5 },
     ],
     compactions: [{ strategy: "agentic", reason: "context_window" }],
+    edits: [
+      edit("core", "ana", REPO_A, { added: 120, removed: 30 }),
+      edit("core", "ana", REPO_A, { decision: "rejected", source: "user", added: 40, removed: 5 }),
+      edit("core", "ana", REPO_A, { decision: "failed", source: "unknown", added: 0, removed: 0 }),
+      edit("core", "ana", REPO_A, { tool: "write_to_file", added: 300, removed: 0, exact: false }),
+    ],
   },
   {
     attrs: S1_SUB,
@@ -94,6 +129,11 @@ const PHASE2: readonly Usage[] = [
     cost: 0.0042,
     tools: [{ name: "apply_patch", known: true, share: 1 }],
     compactions: [{ strategy: "basic", reason: "context_window" }],
+    edits: [
+      edit("web", "bo", REPO_B, { tool: "apply_patch", added: 55, removed: 11 }),
+      edit("web", "bo", REPO_B, { tool: "apply_patch", decision: "rejected", source: "user", added: 7 }),
+      edit("core", "cy", REPO_A, { tool: "apply_patch", source: "unknown", added: 9, removed: 9 }),
+    ],
   },
 ];
 
@@ -146,8 +186,29 @@ beforeAll(async () => {
   const genaiTokens = meter.createHistogram("gen_ai.client.token.usage", { unit: "{token}" });
   const opDuration = meter.createHistogram("gen_ai.client.operation.duration", { unit: "s" });
   const toolDuration = meter.createHistogram("cline.tool.duration", { unit: "s" });
+  const lines = meter.createCounter("cline.lines_of_code", { unit: "{line}" });
+  const decisions = meter.createCounter("cline.code_edit.decisions", { unit: "{edit}" });
   record = (usages) => {
     for (const u of usages) {
+      // As src/export/translate.ts: decisions for every edit, lines for accepted and rejected ones.
+      for (const e of u.edits ?? []) {
+        const a = {
+          ...u.attrs,
+          "team.id": e.team,
+          "user.name": e.user,
+          "vcs.repository.url.full": e.repo,
+          "gen_ai.tool.name": e.tool,
+          operation: "modify",
+          decision: e.decision,
+          source: e.source,
+          language: "typescript",
+        };
+        decisions.add(1, a);
+        if (e.decision === "failed") continue;
+        const exact = { "cline.lines.exact": String(e.exact) };
+        lines.add(e.added, { ...a, ...exact, type: "added" });
+        lines.add(e.removed, { ...a, ...exact, type: "removed" });
+      }
       for (const type of TOKEN_TYPES) tokens.add(u.tokens[type], { ...u.attrs, type });
       requests.add(u.requests, u.attrs);
       cost.add(u.cost, u.attrs);
@@ -365,5 +426,45 @@ describe("dashboard PromQL on Prometheus 2.42 over @opentelemetry/exporter-prome
     for (const [tool, w] of Object.entries(want)) expect(rates[tool], tool).toBeCloseTo(w.failure / w.all, 9);
     expect(Object.values(want).some((w) => w.failure > 0)).toBe(true);
     expect(await byLabel("Tool calls by outcome", "cline_tool_outcome")).toEqual(outcomes);
+  });
+
+  it("What Cline delivered: accepted lines per team, user and repository, the acceptance rate, cost per 1,000 lines", async () => {
+    const edits = [...PHASE1, ...PHASE2].flatMap((u) => u.edits ?? []);
+    const accepted = edits.filter((e) => e.decision === "accepted");
+    const sumBy = (key: (e: Edit) => string) => {
+      const out: Record<string, number> = {};
+      for (const e of accepted) out[key(e)] = (out[key(e)] ?? 0) + e.added;
+      return out;
+    };
+    const byLabel = async (title: string, label: string) => {
+      const p = dataPanels(dashboard).find((x) => x.title === title);
+      expect(p, title).toBeDefined();
+      const out: Record<string, number> = {};
+      for (const r of await prom.query(substitute(p?.targets?.[0]?.expr ?? "", SUB)))
+        out[r.metric[label] ?? ""] = Number(r.value[1]);
+      return out;
+    };
+    expect(await byLabel("Lines accepted by team", "team_id")).toEqual(sumBy((e) => e.team));
+    expect(await byLabel("Lines accepted by user", "user_name")).toEqual(sumBy((e) => e.user));
+    expect(await byLabel("Lines accepted by repository", "vcs_repository_url_full")).toEqual(
+      sumBy((e) => e.repo),
+    );
+    const decided = edits.filter((e) => e.decision !== "failed");
+    const one = async (title: string) => Number((await byLabel(title, "__none__"))[""]);
+    expect(await one("Edit acceptance rate")).toBeCloseTo(accepted.length / decided.length, 9);
+    const rateByTeam = await byLabel("Edit acceptance rate by team", "team_id");
+    for (const team of ["core", "web"]) {
+      const d = decided.filter((e) => e.team === team);
+      expect(rateByTeam[team], team).toBeCloseTo(
+        d.filter((e) => e.decision === "accepted").length / d.length,
+        9,
+      );
+    }
+    const cost = [...PHASE1, ...PHASE2].reduce((n, u) => n + u.cost, 0);
+    const acceptedLines = accepted.reduce((n, e) => n + e.added, 0);
+    expect(await one("Cost per 1,000 accepted lines")).toBeCloseTo(cost / (acceptedLines / 1000), 9);
+    // Failed edits: decisions only, no lines.
+    const byDecision = await byLabel("Lines by decision and type", "decision");
+    expect(Object.keys(byDecision).sort()).toEqual(["accepted", "rejected"]);
   });
 });

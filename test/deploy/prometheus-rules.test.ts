@@ -129,6 +129,7 @@ describe("otel-collector/prometheus-rules.yml", () => {
         "ClineCacheHitRatioDropped",
         "ClineDailyCostOverBudget",
         "ClineDailySpendProjectedOverBudget",
+        "ClineEditAcceptanceRateFalling",
         "ClineOtelAbsent",
         "ClineOtelExportsFailing",
         "ClineOtelNotCollecting",

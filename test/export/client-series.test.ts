@@ -12,7 +12,7 @@ import { POINTS_PER_ROW } from "../../src/export/pages.ts";
 import { METRICS, type PriceLookup } from "../../src/export/translate.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
 import type { RepositoryAttributes } from "../../src/vcs/repository.ts";
-import { call, event, finalObservation } from "../helpers/events.ts";
+import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
 import {
   commitCaptures,
   commitCompaction,
@@ -43,17 +43,26 @@ const FAMILIES: Readonly<Record<string, readonly string[]>> = {
   "cline.compactions": [COMPACTION_METRIC.name],
 };
 
-/** A request with two final tool calls, a second one, a capture and a compaction, all of one client. */
+/**
+ * A request with two final tool calls (one an edit of two files, one of them inexact, and a
+ * rejected one), a second request, a capture and a compaction, all of one client.
+ */
 function fill(l: Ledger): void {
   const now = Date.now();
   const paid = event("m1", { toolCallCount: 2, client: CLIENT, timestampMs: now, startMs: now - 800 });
   const calls = [
-    call("c1", paid.dedupKey, 2, { client: CLIENT, timestampMs: now }),
+    call("c1", paid.dedupKey, 2, { client: CLIENT, timestampMs: now, toolName: "editor" }),
     call("c2", paid.dedupKey, 2, { client: CLIENT, timestampMs: now, toolName: "read_files" }),
   ];
   // m2's model has no price (cline.requests.unpriced), m1's has (the cost counters).
   const unpriced = event("m2", { client: CLIENT, timestampMs: now, model: "unpriced-model" });
-  l.commit(finalObservation([paid, unpriced], calls));
+  const c1 = calls[0] as (typeof calls)[number];
+  const edits = [
+    edit(c1),
+    edit(c1, { operation: "create", linesRemoved: 0, exact: false, language: "python" }, 1),
+    edit(c1, { decision: "rejected", source: "user" }, 2),
+  ];
+  l.commit(withEdits(finalObservation([paid, unpriced], calls), edits));
   commitCaptures(l, "/caps/a", [requestCapture("a", { client: CLIENT, timestampMs: now })]);
   commitCompaction(l, sampleCompaction({ timestampMs: now }));
 }

@@ -220,6 +220,17 @@ describe("the compaction record and span, table-tested on one queue row", () => 
     sourceMessageCount: 12,
     messagesRemoved: null,
     tokensBefore: null,
+    callKey: "",
+    operation: "",
+    decision: "",
+    editSource: "",
+    language: "",
+    linesAdded: 0,
+    linesRemoved: 0,
+    exact: 1,
+    editsAccepted: 0,
+    editsRejected: 0,
+    editsFailed: 0,
   };
   const ctx = {
     resource: resourceFromAttributes({}),

@@ -1,5 +1,6 @@
 import type {
   DocumentSignals,
+  EditRecord,
   Observation,
   Source,
   ToolCall,
@@ -114,4 +115,38 @@ export function finalObservation(
   source: Source = SOURCE,
 ): Extract<Observation, { status: "read" }> {
   return observation(events, toolCalls, size, source, docSignals(toolCalls.map((c) => result(c))));
+}
+
+/** A file edit `c` proposed (the n-th file of the call, its tool), accepted by auto-approval unless overridden. */
+export function edit(c: ToolCall, over: Partial<EditRecord> = {}, n = 0): EditRecord {
+  return {
+    editKey: `${c.callKey}|${n}`,
+    callKey: c.callKey,
+    usageKey: c.usageKey,
+    sessionId: c.sessionId,
+    agent: c.agent,
+    toolName: c.toolName,
+    operation: "modify",
+    decision: "accepted",
+    source: "auto",
+    language: "typescript",
+    linesAdded: 7,
+    linesRemoved: 3,
+    exact: true,
+    timestampMs: c.timestampMs,
+    model: c.model,
+    provider: c.provider,
+    project: c.project,
+    sourcePath: c.sourcePath,
+    ...(c.client === undefined ? {} : { client: c.client }),
+    ...over,
+  };
+}
+
+/** The observation with `edits` on it (what an adapter that reads edits emits). */
+export function withEdits<O extends Extract<Observation, { status: "read" }>>(
+  o: O,
+  edits: readonly EditRecord[],
+): O {
+  return { ...o, edits };
 }

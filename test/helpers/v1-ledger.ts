@@ -24,10 +24,18 @@ export const columnsOf = (db: Database.Database, table: string): string[] =>
 
 /** `<dir>/v1`, a v1 ledger holding what `write(<dir>/source)` wrote; returns its state dir. */
 export function v1Ledger(dir: string, write: (stateDir: string) => void): string {
+  return ledgerAtVersion(dir, write, 1);
+}
+
+/**
+ * `<dir>/v<version>`, a ledger of that schema (MIGRATIONS up to it) holding what
+ * `write(<dir>/source)` wrote, every column it has copied; returns its state dir.
+ */
+export function ledgerAtVersion(dir: string, write: (stateDir: string) => void, version: number): string {
   const source = join(dir, "source");
   mkdirSync(source);
   write(source);
-  const target = join(dir, "v1");
+  const target = join(dir, `v${version}`);
   mkdirSync(target, { mode: 0o700 });
   const path = join(target, LEDGER_FILE);
   const db = new Database(path);
@@ -36,7 +44,7 @@ export function v1Ledger(dir: string, write: (stateDir: string) => void): string
     path,
     () => 1,
     () => "unused",
-    MIGRATIONS.slice(0, 1),
+    MIGRATIONS.slice(0, version),
   );
   db.prepare("ATTACH DATABASE ? AS src").run(join(source, LEDGER_FILE));
   db.transaction(() => {

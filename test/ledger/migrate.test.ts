@@ -113,6 +113,7 @@ describe("v2: the position of a cumulative pass over folded series (export_backf
     expect(l.backfills?.get("x")?.afterKey).toEqual(["lead", "/p", "m", "anthropic", "read_files", 1]);
     l.close();
     const db = new Database(path, { readonly: true });
+    // Through every later step too (v3 rebuilds export_backfill: the pass survives it).
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
   });

@@ -67,7 +67,7 @@ describe("a final call's record is its tool_calls row", () => {
     // Each call right after the request that made it (both rows of one INSERT loop, in order).
     expect(rows.map((r) => r.kind).slice(0, 4)).toEqual(["chat", "chat", "chat", "chat"]);
     expect(rows.map((r) => r.kind).slice(4, 7)).toEqual(["tool", "tool", "tool"]);
-    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0 });
+    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0, edit: 0 });
   });
 
   it("a call read before its result: recorded once, by the read that has it, after what came before", () => {

@@ -117,12 +117,12 @@ describe("requests on their events rows, one seq order with the queue", () => {
       events: full.events.map((e) => ({ ...e, dedupKey: `${e.dedupKey}-x`, total: -1 })),
     };
     expect(() => l.commitAll([full, broken])).toThrow();
-    expect(signals().queued()).toEqual({ chat: 0, tool: 0, turn: 0, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 0, tool: 0, turn: 0, compaction: 0, edit: 0 });
     expect(signals().pending(0)).toBe(false);
     l.commitAll([full]);
     const { rows } = pages("after-failure", 1000);
     expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0, edit: 0 });
   });
 });
 

@@ -46,7 +46,7 @@ describe("queued once, by the statement that makes a record new", () => {
   it("a document read twice in one commit transaction", () => {
     const { doc } = leadDoc();
     l.commitAll([observe(doc, LEAD_PATH, 100), observe(doc, LEAD_PATH, 101)]);
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0, edit: 0 });
     queue();
   });
 
@@ -63,7 +63,7 @@ describe("queued once, by the statement that makes a record new", () => {
     expect(tool("toolu_3")).toEqual([
       expect.objectContaining({ endMs: t0 + 12_500, outcome: "success", cancelled: false }),
     ]);
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0, edit: 0 });
   });
 
   it("a rewrite that lost a call's result does not reopen it (no second, cancelled record)", () => {
@@ -73,7 +73,7 @@ describe("queued once, by the statement that makes a record new", () => {
     l.commit(observe(open, LEAD_PATH, 100));
     expect(signals().finalizeQuiet(t0 + 100 * QUIET, QUIET)).toBe(1); // the open turn only
     expect(tool("toolu_3")).toEqual([expect.objectContaining({ outcome: "success", cancelled: false })]);
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0, edit: 0 });
   });
 
   it("a restart between reads queues nothing twice; the sweep after it finalizes each open record once", () => {
@@ -81,7 +81,7 @@ describe("queued once, by the statement that makes a record new", () => {
     l.commit(observe(open, LEAD_PATH, 100));
     restart();
     l.commit(observe(open, LEAD_PATH, 100));
-    expect(signals().queued()).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0, edit: 0 });
     const last = t0 + 11_000;
     restart();
     expect(signals().finalizeQuiet(last + QUIET, QUIET)).toBe(2);
@@ -89,7 +89,7 @@ describe("queued once, by the statement that makes a record new", () => {
     expect(signals().finalizeQuiet(last + 2 * QUIET, QUIET)).toBe(0);
     l.commit(observe(leadDoc().doc, LEAD_PATH, 200)); // its result, after it was cut off
     expect(tool("toolu_3")).toEqual([expect.objectContaining({ outcome: "unknown", cancelled: true })]);
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0, edit: 0 });
   });
 
   it("a failed batch rolls its flips back with its rows: retried, the late call is queued once", () => {
@@ -102,11 +102,11 @@ describe("queued once, by the statement that makes a record new", () => {
       events: full.events.map((e) => ({ ...e, dedupKey: `${e.dedupKey}-x`, total: -1 })),
     };
     expect(() => l.commitAll([full, broken])).toThrow();
-    expect(signals().queued()).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0, edit: 0 });
     expect(tool("toolu_3")).toEqual([]);
     l.commitAll([full]);
     expect(tool("toolu_3")).toEqual([expect.objectContaining({ outcome: "success" })]);
-    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0 });
+    expect(signals().queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0, edit: 0 });
   });
 });
 

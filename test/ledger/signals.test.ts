@@ -84,11 +84,11 @@ describe("signal queue", () => {
     l.commit(observe(doc, LEAD_PATH, 100));
     l.commit(observe(doc, LEAD_PATH, 101));
     const first = s.queued();
-    expect(first).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0 });
+    expect(first).toEqual({ chat: 3, tool: 2, turn: 1, compaction: 0, edit: 0 });
     const { doc: full } = leadDoc();
     l.commit(observe(full, LEAD_PATH, 200));
     l.commit(observe(full, LEAD_PATH, 201));
-    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0 });
+    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0, edit: 0 });
     const t3 = drain().rows.find((r) => r.toolUseId === "toolu_3");
     expect(t3).toMatchObject({ endMs: t0 + 12_500, outcome: "success", cancelled: false });
   });
@@ -113,7 +113,7 @@ describe("signal queue", () => {
     // A result written after the call was finalized changes nothing that was queued.
     const { doc: full } = leadDoc();
     l.commit(observe(full, LEAD_PATH, 300));
-    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0 });
+    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 2, compaction: 0, edit: 0 });
   });
 
   it("a sub-agent's turn nests under the lead turn that was running when it began", () => {
@@ -153,9 +153,9 @@ describe("signal queue", () => {
     const obs = observe(doc);
     const bad = { ...obs, events: obs.events.map((e, i) => (i === 1 ? { ...e, total: -1 } : e)) };
     expect(() => l.commit(bad)).toThrow();
-    expect(s.queued()).toEqual({ chat: 0, tool: 0, turn: 0, compaction: 0 });
+    expect(s.queued()).toEqual({ chat: 0, tool: 0, turn: 0, compaction: 0, edit: 0 });
     l.commit(obs);
-    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0 });
+    expect(s.queued()).toEqual({ chat: 4, tool: 3, turn: 1, compaction: 0, edit: 0 });
   });
 });
 

@@ -16,6 +16,7 @@ import {
   type AttributeOptions,
   chatUsage,
   compactionAttributes,
+  editAttributes,
   identity,
   recordDurationMs,
   SIG,
@@ -27,6 +28,14 @@ export const EVENT_NAMES = {
   apiRequest: "cline.api_request",
   toolCall: "cline.tool_call",
   compaction: "cline.compaction",
+  codeEdit: "cline.code_edit",
+} as const;
+
+const EVENT_NAME_OF = {
+  chat: EVENT_NAMES.apiRequest,
+  tool: EVENT_NAMES.toolCall,
+  compaction: EVENT_NAMES.compaction,
+  edit: EVENT_NAMES.codeEdit,
 } as const;
 
 export interface RecordContext extends AttributeOptions {
@@ -37,6 +46,7 @@ export interface RecordContext extends AttributeOptions {
 export function eventAttributes(row: SignalRow, opts: AttributeOptions): Attributes {
   // A compaction is an instant: no operation of the GenAI conventions, no duration.
   if (row.kind === "compaction") return { ...identity(row, opts), ...compactionAttributes(row) };
+  if (row.kind === "edit") return { ...identity(row, opts), ...editAttributes(row) };
   const duration = recordDurationMs(row);
   const own =
     row.kind === "chat"
@@ -49,7 +59,7 @@ export function eventAttributes(row: SignalRow, opts: AttributeOptions): Attribu
   };
 }
 
-/** One record per request, per tool call and per compaction; turns are spans only (undefined). */
+/** One record per request, tool call, compaction and file edit; turns are spans only (undefined). */
 export function toLogRecord(
   row: SignalRow,
   ctx: RecordContext,
@@ -58,20 +68,16 @@ export function toLogRecord(
   if (row.kind === "turn") return undefined;
   const failed = row.kind === "tool" && row.outcome === "failure";
   return {
-    eventName:
-      row.kind === "chat"
-        ? EVENT_NAMES.apiRequest
-        : row.kind === "tool"
-          ? EVENT_NAMES.toolCall
-          : EVENT_NAMES.compaction,
+    eventName: EVENT_NAME_OF[row.kind],
     hrTime: hrTime(row.tsMs),
     hrTimeObserved: hrTime(observedMs),
     severityNumber: failed ? SeverityNumber.WARN : SeverityNumber.INFO,
     severityText: failed ? "WARN" : "INFO",
-    // The record of a request, call or compaction is linked to its span (same deterministic ids).
+    // The record of a request, call or compaction is linked to its span (same deterministic ids),
+    // an edit's to its call's execute_tool span.
     spanContext: {
       traceId: traceIdOf(row.rootSessionId),
-      spanId: spanIdOf(row.refKey),
+      spanId: spanIdOf(row.kind === "edit" ? row.callKey : row.refKey),
       traceFlags: TraceFlags.SAMPLED,
     },
     resource: ctx.resource,

@@ -52,6 +52,17 @@ export const SIG = {
   compactionTokensBefore: "cline.compaction.tokens_before",
   compactionMessagesRemoved: "cline.compaction.messages_removed",
   compactionSourceMessageCount: "cline.compaction.source_message_count",
+  // File edits (docs/events.md cline.code_edit, docs/traces.md execute_tool): the metric's names.
+  editOperation: ATTR.operation,
+  editDecision: ATTR.decision,
+  editSource: ATTR.source,
+  editLanguage: ATTR.language,
+  linesAdded: "cline.lines.added",
+  linesRemoved: "cline.lines.removed",
+  linesExact: ATTR.linesExact,
+  editsAccepted: "cline.code_edit.accepted",
+  editsRejected: "cline.code_edit.rejected",
+  editsFailed: "cline.code_edit.failed",
 } as const;
 
 /** Every key an event record or a span may carry. */
@@ -129,6 +140,37 @@ export function toolCallAttributes(row: SignalRow, opts: AttributeOptions): Attr
   }
   // Only a failure is an error; a denial (`rejected`) is the user's decision and carries none.
   if (row.outcome === "failure") out[SIG.errorType] = "tool_error";
+  // The file edits the call proposed (joined by its key), on its span and event: only where it made any.
+  const edits = row.editsAccepted + row.editsRejected + row.editsFailed;
+  if (edits > 0) {
+    out[SIG.editsAccepted] = row.editsAccepted;
+    out[SIG.editsRejected] = row.editsRejected;
+    out[SIG.editsFailed] = row.editsFailed;
+    out[SIG.linesAdded] = row.linesAdded;
+    out[SIG.linesRemoved] = row.linesRemoved;
+    out[SIG.linesExact] = row.exact === 1;
+  }
+  return out;
+}
+
+/**
+ * One file edit: its tool and call, operation, decision, source and language (the extension's,
+ * never the path), its lines and whether they are exact. Nothing of its content.
+ */
+export function editAttributes(row: SignalRow): Attributes {
+  const out: Attributes = {
+    [SIG.toolName]: row.toolName,
+    [SIG.editOperation]: row.operation,
+    [SIG.editDecision]: row.decision,
+    [SIG.editSource]: row.editSource,
+    [SIG.editLanguage]: row.language,
+    [SIG.linesAdded]: row.linesAdded,
+    [SIG.linesRemoved]: row.linesRemoved,
+    [SIG.linesExact]: row.exact === 1,
+  };
+  if (row.toolUseId !== "") out[SIG.toolCallId] = row.toolUseId;
+  if (row.model !== "") out[SIG.model] = row.model;
+  if (row.provider !== "") out[SIG.provider] = row.provider;
   return out;
 }
 

@@ -35,7 +35,7 @@ export interface SignalPipelineOptions {
   readonly spanExporter?: (s: OtlpSettings) => RecordSink<ReadableSpan> | Promise<RecordSink<ReadableSpan>>;
 }
 
-const LOG_KINDS: ReadonlySet<SignalKind> = new Set(["chat", "tool", "compaction"]);
+const LOG_KINDS: ReadonlySet<SignalKind> = new Set(["chat", "tool", "compaction", "edit"]);
 const SPAN_KINDS: ReadonlySet<SignalKind> = new Set(["chat", "tool", "turn", "compaction"]);
 
 /** Batches one flush sends at most (with 512 records each: a million records). */

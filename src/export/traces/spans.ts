@@ -30,6 +30,7 @@ import {
   type AttributeOptions,
   chatUsage,
   compactionAttributes,
+  editAttributes,
   identity,
   SIG,
   spanStartMs,
@@ -52,6 +53,9 @@ export function spanName(row: SignalRow): string {
       return `invoke_agent ${row.agent}`;
     case "compaction":
       return "compaction";
+    case "edit":
+      // Not a span (SPAN_KINDS): its counts are on its call's execute_tool span.
+      return "code_edit";
   }
 }
 
@@ -77,6 +81,8 @@ export function spanAttributes(row: SignalRow, opts: AttributeOptions): Attribut
       };
     case "compaction":
       return { ...who, ...compactionAttributes(row) };
+    case "edit":
+      return { ...who, ...editAttributes(row) };
   }
 }
 

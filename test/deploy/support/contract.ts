@@ -19,6 +19,9 @@ export const COUNTERS: Readonly<Record<string, string>> = {
   "cline.requests.unpriced": "cline_requests_unpriced_total",
   // Context compactions (issue 14): strategy agentic | basic, and the reason where Cline records one.
   "cline.compactions": "cline_compactions_total",
+  // What Cline delivered (issue 29): file edits by decision, and their lines.
+  "cline.lines_of_code": "cline_lines_of_code_total",
+  "cline.code_edit.decisions": "cline_code_edit_decisions_total",
 };
 
 /**
@@ -81,6 +84,12 @@ export const LABELS: Readonly<Record<string, string>> = {
   "team.id": "team_id",
   "user.name": "user_name",
   "vcs.repository.url.full": "vcs_repository_url_full",
+  // file edits (docs/metrics.md "What Cline delivered")
+  operation: "operation",
+  decision: "decision",
+  source: "source",
+  language: "language",
+  "cline.lines.exact": "cline_lines_exact",
   // health counters
   code: "code",
   exporter: "exporter",
