@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Observation, ToolCall, UsageEvent } from "../adapter/types.ts";
+import { type Activity, ActivitySums, activityRows } from "./activity.ts";
 import type { Captures } from "./captures.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { Compactions } from "./compactions.ts";
@@ -20,6 +21,8 @@ export interface CommitResult {
   readonly callsUpgraded?: number;
   /** Present when the observation carried edits: how many were new. */
   readonly editsAdded?: number;
+  /** Present when the observation carried activity records: how many were new. */
+  readonly activityAdded?: number;
 }
 
 type Components = { input: number; output: number; cacheRead: number; cacheWrite: number };
@@ -44,6 +47,7 @@ export class Ingest {
     private readonly signals?: Signals,
     private readonly compactions?: Compactions,
     private readonly edits?: Edits,
+    private readonly activity?: Activity,
   ) {
     this.st = prepare(db);
     // The GenAI sums of all sources of a transaction are written once, at its end (in it).
@@ -127,6 +131,7 @@ export class Ingest {
         nowMs,
       );
     const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined);
+    const activityAdded = this.insertActivity(o, adapter, nowMs);
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
     let capturesAdded: number | undefined;
@@ -152,6 +157,7 @@ export class Ingest {
       ...(compactionsAdded === undefined ? {} : { compactionsAdded }),
       ...(callsUpgraded === 0 ? {} : { callsUpgraded }),
       ...(editsAdded === undefined ? {} : { editsAdded }),
+      ...(activityAdded === undefined ? {} : { activityAdded }),
     };
   }
 
@@ -176,6 +182,18 @@ export class Ingest {
       added++;
     }
     this.edits.flush(sums, nowMs);
+    return added;
+  }
+
+  /** The observation's activity records, each stored once by its key (first view wins), with its series sums. */
+  private insertActivity(o: ReadObservation, adapter: string, nowMs: number): number | undefined {
+    if (this.activity === undefined) return undefined;
+    if (o.activeTime === undefined && o.deliveries === undefined && o.sessionStarts === undefined)
+      return undefined;
+    const sums = new ActivitySums();
+    let added = 0;
+    for (const r of activityRows(o)) if (this.activity.insert(r, adapter, nowMs, sums)) added++;
+    this.activity.flush(sums, nowMs);
     return added;
   }
 

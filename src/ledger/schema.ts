@@ -1,3 +1,4 @@
+import { ACTIVITY_V3 } from "./tables/activity-v3.ts";
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
@@ -22,8 +23,9 @@ export const MIGRATIONS: readonly string[] = [
   [CLIENT_SERIES_V2, EXPORT_BACKFILL_KEY_V2].join("\n"),
   // v3 (combined here from two branches' self-contained steps): the outcome 'rejected' allowed in
   // every outcome column (tables/rejected-v3.ts); the file edits and their series, an edit
-  // watermark per exporter (tables/edits-v3.ts)
-  [REJECTED_OUTCOME_V3, EDITS_V3].join("\n"),
+  // watermark per exporter (tables/edits-v3.ts); active time, commits, pull requests and session
+  // starts, an activity watermark per exporter (tables/activity-v3.ts)
+  [REJECTED_OUTCOME_V3, EDITS_V3, ACTIVITY_V3].join("\n"),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
