@@ -15,7 +15,7 @@ const plain = arr(obj({ say: str(64), text: embedded(obj({ tokensIn: num })) }))
 
 const msgs = [
   { say: "api_req_started", text: JSON.stringify({ request: "x", tokensIn: 12 }) },
-  { say: "command", text: "git commit -m \"a \\\"quoted\\\" msg\" && gh pr create" },
+  { say: "command", text: 'git commit -m "a \\"quoted\\" msg" && gh pr create' },
   { say: "command", text: "é 😀\ttab\nline" },
   { say: "text", text: "y".repeat(LIMIT + 1) },
   { say: "text", text: "" },
