@@ -35,7 +35,7 @@ export const WHOLE_LEDGER: ReportWindow = {
   bucketMs: 1,
 };
 
-export type GroupKind = "events" | "calls" | "events-without-calls" | "edits";
+export type GroupKind = "events" | "calls" | "events-without-calls" | "edits" | "activity";
 
 function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
   const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
@@ -46,6 +46,15 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
     throw new Error("events without calls have no tool dimension");
   }
   const range = "ts_ms >= @fromMs AND ts_ms < @toMs";
+  if (kind === "activity") {
+    // Active time (s, by type), commits and pull requests (docs/report.md); no tool dimension.
+    return `SELECT ${sel([
+      "IFNULL(SUM(CASE WHEN kind = 'active_time' AND detail = 'user' THEN amount ELSE 0 END), 0) / 1000.0 AS activeUserSeconds",
+      "IFNULL(SUM(CASE WHEN kind = 'active_time' AND detail = 'agent' THEN amount ELSE 0 END), 0) / 1000.0 AS activeAgentSeconds",
+      "IFNULL(SUM(kind = 'commit'), 0) AS commits",
+      "IFNULL(SUM(kind = 'pull_request'), 0) AS pullRequests",
+    ])} FROM activity WHERE kind IN ('active_time', 'commit', 'pull_request') AND ${range} ${group} ${order}`;
+  }
   if (kind === "edits") {
     // Lines of the accepted edits (what was delivered); decisions counted apart (docs/report.md).
     return `SELECT ${sel([
@@ -85,10 +94,15 @@ export class ReportQueries {
   private readonly cache = new Map<string, Database.Statement>();
   /** False on a read-only view of a ledger from before the edits (schema v3): no edit rows. */
   private readonly hasEdits: boolean;
+  /** False on a read-only view of a ledger from before activity (schema v3): no activity rows. */
+  private readonly hasActivity: boolean;
 
   constructor(private readonly db: Database.Database) {
     this.hasEdits =
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'edits'").get() !== undefined;
+    this.hasActivity =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'activity'").get() !==
+      undefined;
   }
 
   /** File edits grouped by `dims`: accepted lines added and removed, and edits by decision. */
@@ -116,6 +130,8 @@ export class ReportQueries {
 
   grouped(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
     if (kind === "edits" && !this.hasEdits) return [];
+    // Activity has no tool: a per-tool view shows it in the totals only.
+    if (kind === "activity" && (!this.hasActivity || dims.includes("tool"))) return [];
     const key = `${kind}:${dims.join(",")}`;
     let stmt = this.cache.get(key);
     if (stmt === undefined) {
