@@ -88,6 +88,20 @@ describe("CLI 3.x commits and pull requests", () => {
   });
 });
 
+describe("CLI 3.x commits: the real CLI 3.0.65 (fixtures/cline/commit)", () => {
+  it("git commit succeeded, gh pr create failed (exit 127): one commit, no pull request", () => {
+    const dir = "fixtures/cline/commit/home/.cline/data/sessions";
+    const id = readdirSync(dir)[0] as string;
+    const path = join(dir, id, `${id}.messages.json`);
+    const p = parseMessagesDocument(scanBuffer(readFileSync(path), messagesDocumentSchema), path, {});
+    expect(p.deliveries.map((d) => [d.kind, d.toolName])).toEqual([["commit", "run_commands"]]);
+    // The agent's own check: `git log --oneline | wc -l` answered 1 (one commit in the workspace).
+    expect(readFileSync(path, "utf8")).toContain('"result": "1\\n"');
+    expect(p.sessionStarts.map((s) => s.startType)).toEqual(["new"]);
+    expect(p.activeTime.length).toBeGreaterThan(0);
+  });
+});
+
 describe("CLI 3.x active time and session start", () => {
   it("a prompt closes a user gap; responses and results agent gaps; idle gaps count nothing", () => {
     const p = parse([
