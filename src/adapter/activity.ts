@@ -41,6 +41,8 @@ export interface TimelineContext {
   readonly client?: string;
   /** The record's key for a gap starting at `startMs`. */
   readonly keyOf: (startMs: number) => string;
+  /** The timeline's key (ActiveTimeRecord.streamKey). */
+  readonly streamKey: string;
 }
 
 /**
@@ -64,6 +66,7 @@ export function activeTimeRecords(
       if (durationMs <= IDLE_CUTOFF_MS[p.type])
         out.push({
           activityKey: ctx.keyOf(latest),
+          streamKey: ctx.streamKey,
           sessionId: ctx.sessionId,
           agent: ctx.agent,
           type: p.type,

@@ -207,6 +207,12 @@ export interface EditRecord {
 export interface ActiveTimeRecord {
   /** `<document key>|active|<gap start ms>`. */
   readonly activityKey: string;
+  /**
+   * The timeline it belongs to (its document's key): the gaps of one stream never overlap and
+   * start in increasing order, so the ledger keeps how far each stream is counted and adds only
+   * what starts at or after that (the first view of a stretch wins).
+   */
+  readonly streamKey: string;
   readonly sessionId: string;
   readonly agent: string;
   readonly type: "user" | "agent";

@@ -64,27 +64,43 @@ export interface ActivityRow {
   readonly sourcePath: string;
 }
 
-/** The observation's records as rows (the one place that knows each record's shape). */
-export function activityRows(o: {
-  readonly activeTime?: readonly ActiveTimeRecord[];
-  readonly deliveries?: readonly DeliveryRecord[];
-  readonly sessionStarts?: readonly SessionStartRecord[];
-}): ActivityRow[] {
-  const rows: ActivityRow[] = [];
-  const common = (r: ActiveTimeRecord | DeliveryRecord | SessionStartRecord) => ({
-    sessionId: r.sessionId,
-    agent: r.agent,
-    model: r.model,
-    provider: r.provider,
-    project: r.project,
-    client: r.client ?? "",
-    sourcePath: r.sourcePath,
-  });
-  for (const g of o.activeTime ?? []) {
+const HOUR_MS = 3_600_000;
+
+const common = (r: ActiveTimeRecord | DeliveryRecord | SessionStartRecord) => ({
+  sessionId: r.sessionId,
+  agent: r.agent,
+  model: r.model,
+  provider: r.provider,
+  project: r.project,
+  client: r.client ?? "",
+  sourcePath: r.sourcePath,
+});
+
+/**
+ * The active-time gaps of one timeline not counted yet (starting at or after `coveredMs`), summed
+ * into one row per type, hour (of the gap's start: a report window places them to the hour),
+ * model, provider and client; and the new covered end.
+ */
+export function activeTimeRows(
+  gaps: readonly ActiveTimeRecord[],
+  coveredMs: number,
+): { rows: ActivityRow[]; coveredMs: number } {
+  const byGroup = new Map<string, ActivityRow & { amount: number }>();
+  let covered = coveredMs;
+  for (const g of gaps) {
     if (!Number.isSafeInteger(g.durationMs) || g.durationMs <= 0)
       throw new Error(`active time ${g.activityKey}: not a duration in ms: ${g.durationMs}`);
-    rows.push({
-      key: g.activityKey,
+    if (g.startMs < coveredMs) continue;
+    covered = Math.max(covered, g.startMs + g.durationMs);
+    const hour = Math.floor(g.startMs / HOUR_MS);
+    const id = [g.type, hour, g.model, g.provider, g.client ?? ""].join("\u0000");
+    const prev = byGroup.get(id);
+    if (prev !== undefined) {
+      prev.amount += g.durationMs;
+      continue;
+    }
+    byGroup.set(id, {
+      key: `${g.streamKey}|${g.type}|${g.startMs}`,
       kind: "active_time",
       detail: g.type,
       amount: g.durationMs,
@@ -92,6 +108,15 @@ export function activityRows(o: {
       ...common(g),
     });
   }
+  return { rows: [...byGroup.values()], coveredMs: covered };
+}
+
+/** The observation's commits, pull requests and session starts as rows. */
+export function activityRows(o: {
+  readonly deliveries?: readonly DeliveryRecord[];
+  readonly sessionStarts?: readonly SessionStartRecord[];
+}): ActivityRow[] {
+  const rows: ActivityRow[] = [];
   for (const d of o.deliveries ?? [])
     rows.push({ key: d.deliveryKey, kind: d.kind, detail: "", amount: 1, tsMs: d.timestampMs, ...common(d) });
   for (const s of o.sessionStarts ?? [])
@@ -177,6 +202,34 @@ export class Activity {
     return true;
   }
 
+  /**
+   * The observation's active time: per timeline, the gaps from where it was counted up to, summed
+   * (activeTimeRows), and the timeline's new covered end; returns the rows inserted.
+   */
+  insertActiveTime(
+    gaps: readonly ActiveTimeRecord[],
+    adapter: string,
+    nowMs: number,
+    sums: ActivitySums,
+  ): number {
+    const byStream = new Map<string, ActiveTimeRecord[]>();
+    for (const g of gaps) {
+      const list = byStream.get(g.streamKey);
+      if (list === undefined) byStream.set(g.streamKey, [g]);
+      else list.push(g);
+    }
+    const w = this.writes();
+    let added = 0;
+    for (const [stream, list] of byStream) {
+      const covered = (w.covered.get({ stream }) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
+      const fresh = activeTimeRows(list, covered);
+      if (fresh.rows.length === 0) continue;
+      for (const r of fresh.rows) if (this.insert(r, adapter, nowMs, sums)) added++;
+      w.cover.run({ stream, coveredMs: fresh.coveredMs });
+    }
+    return added;
+  }
+
   /** Writes a commit's series sums (inside its transaction, after its inserts). */
   flush(sums: ActivitySums, nowMs: number): void {
     const st = this.writes().series;
@@ -242,6 +295,11 @@ function prepareWrites(db: Database.Database) {
        VALUES (@key, @kind, @detail, @amount, @adapter, @sessionId, @agent, @tsMs, @model, @provider, @project,
          @client, @sourcePath, @nowMs)
        ON CONFLICT (activity_key) DO NOTHING`,
+    ),
+    covered: db.prepare("SELECT covered_ms AS coveredMs FROM activity_streams WHERE stream_key = @stream"),
+    cover: db.prepare(
+      `INSERT INTO activity_streams (stream_key, covered_ms) VALUES (@stream, @coveredMs)
+       ON CONFLICT (stream_key) DO UPDATE SET covered_ms = max(covered_ms, excluded.covered_ms)`,
     ),
     series: db.prepare(
       `INSERT INTO activity_series (${KEY}, amount, records, first_ms, updated_ms, last_event_ms)

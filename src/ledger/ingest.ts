@@ -192,6 +192,8 @@ export class Ingest {
       return undefined;
     const sums = new ActivitySums();
     let added = 0;
+    if (o.activeTime !== undefined)
+      added += this.activity.insertActiveTime(o.activeTime, adapter, nowMs, sums);
     for (const r of activityRows(o)) if (this.activity.insert(r, adapter, nowMs, sums)) added++;
     this.activity.flush(sums, nowMs);
     return added;

@@ -165,7 +165,7 @@ describe("report --since/--until/--timezone", () => {
   it("--by day, week and month label periods in the zone; weeks start on Monday", () => {
     const days = json(["--by", "day", "--timezone", "Asia/Kolkata"]);
     // Days of usage (active time may add a day of its own: a gap starting on a day without a response).
-    expect(days.rows.filter((r) => r.events > 0).map((r) => [r.day, r.events])).toEqual([
+    expect(days.rows.filter((r) => (r.events as number) > 0).map((r) => [r.day, r.events])).toEqual([
       ["2026-10-31", 1],
       ["2026-11-23", 1],
       ["2026-11-29", 1],

@@ -71,6 +71,7 @@ function fill(): Filled {
       {
         ...common,
         activityKey: `${sessionId}|a|${ts}`,
+        streamKey: `${sessionId}|a`,
         type: "agent",
         startMs: ts,
         durationMs: 90_000 + s * 1_000,
@@ -78,6 +79,7 @@ function fill(): Filled {
       {
         ...common,
         activityKey: `${sessionId}|a|${ts + 1}`,
+        streamKey: `${sessionId}|a`,
         type: "user",
         startMs: ts + 1,
         durationMs: 4_500,

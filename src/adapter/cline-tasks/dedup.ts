@@ -43,6 +43,11 @@ export function taskActiveGapKey(root: string, taskId: string, startMs: number):
   return key(root, taskId, "active", String(startMs));
 }
 
+/** `cline-tasks|<root>|<task id>|active`: the task's timeline (ActiveTimeRecord.streamKey). */
+export function taskActiveStreamKey(root: string, taskId: string): string {
+  return key(root, taskId, "active");
+}
+
 /** `cline-tasks|<root>|<task id>|session|new` or `...|session|resumed|<resume ask ts>`. */
 export function taskSessionKey(root: string, taskId: string, resumedAt?: number): string {
   return resumedAt === undefined

@@ -34,7 +34,14 @@ import type {
 } from "../types.ts";
 import { commandText, gapType, RESUME_ASKS, type TimelineMessage, taskSessionStart } from "./activity.ts";
 import { answerOutcomes, isErrorOf } from "./answers.ts";
-import { requestKey, subagentUsageKey, taskActiveGapKey, taskToolKey, taskTurnKey } from "./dedup.ts";
+import {
+  requestKey,
+  subagentUsageKey,
+  taskActiveGapKey,
+  taskActiveStreamKey,
+  taskToolKey,
+  taskTurnKey,
+} from "./dedup.ts";
 import { isEditBody, taskEditRecord } from "./edits.ts";
 import { taskUsageEvent } from "./event.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
@@ -537,6 +544,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       sourcePath: path,
       client: clientAt(lastTsMs),
       keyOf: (startMs) => taskActiveGapKey(root.path, taskId, startMs),
+      streamKey: taskActiveStreamKey(root.path, taskId),
     });
     return {
       events,

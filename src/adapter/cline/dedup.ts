@@ -27,9 +27,14 @@ export function turnKey(sessionId: string, agent: string, turnId: string): strin
   return `cline|${keyPart(sessionId)}|${keyPart(agent)}|turn|${keyPart(turnId)}`;
 }
 
+/** `cline|<session id>|<agent>|active`: the lead's timeline (ActiveTimeRecord.streamKey). */
+export function activeStreamKey(sessionId: string, agent: string): string {
+  return `cline|${keyPart(sessionId)}|${keyPart(agent)}|active`;
+}
+
 /** `cline|<session id>|<agent>|active|<gap start ms>`: a closed gap of the lead's timeline. */
 export function activeGapKey(sessionId: string, agent: string, startMs: number): string {
-  return `cline|${keyPart(sessionId)}|${keyPart(agent)}|active|${startMs}`;
+  return `${activeStreamKey(sessionId, agent)}|${startMs}`;
 }
 
 /** `cline|<session id>|<agent>|session|new`: the session's start (CLI 3.x cannot tell a resume). */

@@ -18,7 +18,7 @@ import type {
 import { COMMAND_TOOLS, commandDeliveries, commandLines, sessionStart } from "./activity.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
 import { CLI_CLIENT } from "./client.ts";
-import { activeGapKey, toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
+import { activeGapKey, activeStreamKey, toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
 import { EDIT_TOOLS, type EditResult, editRecords, type ScannedEditInput } from "./edits.ts";
 import { resultObjects, resultOutcome } from "./outcome.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
@@ -301,6 +301,7 @@ export function parseMessagesDocument(
         ...self,
         sourcePath: path,
         keyOf: (startMs) => activeGapKey(sessionId, agent, startMs),
+        streamKey: activeStreamKey(sessionId, agent),
       })
     : [];
   const first = points.find((p) => p.ts > 0);

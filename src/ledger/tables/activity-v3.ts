@@ -11,6 +11,11 @@
  *   user | agent; session: new | resumed; '' for commits and pull requests), `amount` what it adds
  *   (ms of active time; 1 for the others). Its id is a delta exporter's window
  *   (export_state.activity_watermark).
+ *   Active time is stored summed per timeline, type and hour of a read (not one row per gap: a
+ *   backfill would write a row per message), keyed `<stream>|<type>|<first gap start>`.
+ * - `activity_streams`: per timeline (a lead document), how far its gaps are counted (the end of
+ *   the last one); a read adds only the gaps that start at or after it, so the first view of a
+ *   stretch wins and a rewrite (a cancelled request deleted on resume) never counts one twice.
  * - `activity_series`: the running totals per exported series (`amount` summed, `records` counted).
  * - export_state gains `activity_watermark` (what a delta exporter delivered of `activity`).
  * - every checkpoint is dropped, so the next pass reads every source Cline still has once more and
@@ -54,6 +59,11 @@ export const ACTIVITY_V3 = `
     last_event_ms INTEGER NOT NULL DEFAULT 0,
     UNIQUE (session_id, agent, project, model, provider, client, kind, detail)
   ) STRICT;
+
+  CREATE TABLE activity_streams (
+    stream_key TEXT PRIMARY KEY,
+    covered_ms INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
 
   ALTER TABLE export_state ADD COLUMN activity_watermark INTEGER NOT NULL DEFAULT 0;
 
