@@ -80,7 +80,7 @@ export function activityAttributes(row: ActivitySeriesRow, opts: CompactionTrans
 }
 
 /** The value a row adds: seconds of active time, else its records. */
-function valueOf(row: ActivitySeriesRow): number {
+function amountOf(row: ActivitySeriesRow): number {
   return row.kind === "active_time" ? row.amount / 1000 : row.records;
 }
 
@@ -99,12 +99,12 @@ export function translateActivity(
     (row, attributes) => ({
       kind: row.kind as Kind,
       attributes,
-      value: valueOf(row),
+      value: amountOf(row),
       updatedMs: row.updatedMs,
       lastEventMs: row.lastEventMs,
     }),
     (p, row) => {
-      p.value += valueOf(row);
+      p.value += amountOf(row);
     },
   );
 }
