@@ -128,12 +128,16 @@ describe("ledger schema v3: file edits", () => {
     Ledger.open(v2).close();
     const after = new Database(path, { readonly: true });
     expect(after.pragma("user_version", { simple: true })).toBe(3);
-    expect(tablesOf(after).sort()).toEqual([...tables, "edits", "edit_series"].sort());
+    // The other v3 steps combined into this one (tables/activity-v3.ts) add their own tables.
+    const others = ["activity", "activity_series", "activity_streams"];
+    expect(tablesOf(after).sort()).toEqual([...tables, "edits", "edit_series", ...others].sort());
     // Every row kept, but the checkpoints: dropped, so the history is read again for its edits.
     expect(snapshot(after, tables, columns)).toEqual({ ...rows, checkpoints: [] });
     expect(columnsOf(after, "export_state")).toEqual([
       ...(columns.get("export_state") as string[]),
       "edit_watermark",
+      // tables/activity-v3.ts, combined into the same v3
+      "activity_watermark",
     ]);
     expect(columnsOf(after, "export_backfill")).toEqual([
       ...(columns.get("export_backfill") as string[]),
