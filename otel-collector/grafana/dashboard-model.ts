@@ -44,6 +44,9 @@ export function buildDashboard(): Json {
   const EST = "cline_request_estimated_tokens";
   const LOC = "cline_lines_of_code_total";
   const EDITS = "cline_code_edit_decisions_total";
+  const ACTIVE = "cline_active_time_total";
+  const COMMITS = "cline_commits_total";
+  const PRS = "cline_pull_requests_total";
 
   // Only cline-otel's series (docs/metrics.md "Query convention"): other programs export cline_*
   // and gen_ai_* names too (Cline's own cline.tool.calls.total is our cline_tool_calls_total).
@@ -930,6 +933,41 @@ export function buildDashboard(): Json {
         g(12, 146, 12, 8),
         [target(sumBy("decision, type", LOC, "", R), "{{decision}} {{type}}", { instant: true })],
         "short",
+      ),
+      // Commits, pull requests and active time (docs/metrics.md "Active time, commits, pull requests, sessions").
+      stat(
+        "Commits",
+        "Commits made by commands the agent ran that succeeded (git commit), over the range (cline.commits).",
+        g(0, 154, 4, 6),
+        sumAll(COMMITS, "", R),
+        "short",
+        { decimals: 0 },
+      ),
+      stat(
+        "Pull requests",
+        "Pull and merge requests opened by commands the agent ran that succeeded (gh pr create, glab mr create, ...), over the range (cline.pull_requests).",
+        g(4, 154, 4, 6),
+        sumAll(PRS, "", R),
+        "short",
+        { decimals: 0 },
+      ),
+      bars(
+        "Commits by repository",
+        `Commits made by the agent's commands per repository over the range. ${DELIVERED_NOTE}`,
+        g(8, 154, 8, 6),
+        [
+          target(sumBy("vcs_repository_url_full", COMMITS, "", R), "{{vcs_repository_url_full}}", {
+            instant: true,
+          }),
+        ],
+        "short",
+      ),
+      bars(
+        "Active time by user",
+        "Active time over the range per user: the agent's (requests, tool runs) and the user's (answering, reviewing, typing the next prompt), from the sessions' timestamps, idle gaps (over 15 min for the user, 30 min for the agent) left out (cline.active_time).",
+        g(16, 154, 8, 6),
+        [target(sumBy("user_name, type", ACTIVE, "", R), "{{user_name}} ({{type}})", { instant: true })],
+        "s",
       ),
     ],
   };

@@ -196,6 +196,74 @@ export interface EditRecord {
   readonly client?: string;
 }
 
+/**
+ * A stretch of a session's timeline between two consecutive message timestamps of its lead
+ * document (docs/metrics.md "Active time"): the agent's (a request, a tool run) or the user's
+ * (answering an approval, reviewing, typing the next prompt). Only closed gaps no longer than the
+ * idle cut-off of their type are emitted; sub-agents' and teammates' documents emit none (they
+ * run inside the lead's tool calls, so their time is already on the lead's timeline). Kept once
+ * by `activityKey` (the gap's start): the first view of a gap wins.
+ */
+export interface ActiveTimeRecord {
+  /** `<document key>|active|<gap start ms>`. */
+  readonly activityKey: string;
+  /**
+   * The timeline it belongs to (its document's key): the gaps of one stream never overlap and
+   * start in increasing order, so the ledger keeps how far each stream is counted and adds only
+   * what starts at or after that (the first view of a stretch wins).
+   */
+  readonly streamKey: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly type: "user" | "agent";
+  readonly startMs: number;
+  /** The gap's length in ms (> 0, at most the cut-off of its type). */
+  readonly durationMs: number;
+  readonly model: string;
+  readonly provider: string;
+  readonly project: string;
+  readonly sourcePath: string;
+  /** As UsageEvent.client. */
+  readonly client?: string;
+}
+
+/**
+ * A commit or a pull request made by a command the agent ran that succeeded (one per command of
+ * the line that makes one: src/scan/command-kinds.ts). The command line is never decoded.
+ */
+export interface DeliveryRecord {
+  /** `<callKey>|<kind>|<n>`: n = its index among the call's deliveries of that kind. */
+  readonly deliveryKey: string;
+  readonly callKey: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly kind: "commit" | "pull_request";
+  /** The tool that ran the command (`run_commands`, `execute_command`). */
+  readonly toolName: string;
+  /** The calling message's `ts`. */
+  readonly timestampMs: number;
+  readonly model: string;
+  readonly provider: string;
+  readonly project: string;
+  readonly sourcePath: string;
+  readonly client?: string;
+}
+
+/** A session started (`new`) or resumed, where the files say which (docs/cline-format.md). */
+export interface SessionStartRecord {
+  /** `<document key>|new` or `<document key>|resumed|<ts>`. */
+  readonly startKey: string;
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly startType: "new" | "resumed";
+  readonly timestampMs: number;
+  readonly model: string;
+  readonly provider: string;
+  readonly project: string;
+  readonly sourcePath: string;
+  readonly client?: string;
+}
+
 /** Messages in one captured request, by role (roles outside the four named ones are `other`). */
 export interface CaptureRoleCounts {
   readonly system: number;
@@ -351,6 +419,12 @@ export type Observation =
       readonly signals?: DocumentSignals;
       /** The file edits whose decision is known (messages documents of adapters that read them). */
       readonly edits?: readonly EditRecord[];
+      /** Closed gaps of the lead's timeline (messages documents of adapters that read them). */
+      readonly activeTime?: readonly ActiveTimeRecord[];
+      /** Commits and pull requests of the agent's commands that succeeded. */
+      readonly deliveries?: readonly DeliveryRecord[];
+      /** Sessions started or resumed, where the document says which. */
+      readonly sessionStarts?: readonly SessionStartRecord[];
     }
   | {
       /** The document could not be read whole (torn write, vanished, denied): retry next pass. */

@@ -113,7 +113,10 @@ export function readAheadLimit(window: number, maxSourceRows: number | undefined
 
 /** The rows a read observation adds to a batch (its checkpoint counts as one). */
 function rowsOf(obs: Observation): number {
-  return obs.status === "read" ? obs.events.length + obs.toolCalls.length + (obs.edits?.length ?? 0) + 1 : 0;
+  if (obs.status !== "read") return 0;
+  const activity =
+    (obs.activeTime?.length ?? 0) + (obs.deliveries?.length ?? 0) + (obs.sessionStarts?.length ?? 0);
+  return obs.events.length + obs.toolCalls.length + (obs.edits?.length ?? 0) + activity + 1;
 }
 
 export interface PassOptions {

@@ -24,6 +24,8 @@ export const ATTR = {
   language: "language",
   /** cline.lines_of_code: "false" for the lines of edits whose files do not hold all they changed. */
   linesExact: "cline.lines.exact",
+  /** cline.sessions: new | resumed (Claude Code's `start_type`). */
+  startType: "start_type",
 } as const;
 
 /**

@@ -80,7 +80,8 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
         cur.captureWatermark !== p.base.captureWatermark ||
         (cur.compactionWatermark ?? 0) !== (p.base.compactionWatermark ?? 0) ||
         (cur.finalCallWatermark ?? 0) !== (p.base.finalCallWatermark ?? 0) ||
-        (cur.editWatermark ?? 0) !== (p.base.editWatermark ?? 0)
+        (cur.editWatermark ?? 0) !== (p.base.editWatermark ?? 0) ||
+        (cur.activityWatermark ?? 0) !== (p.base.activityWatermark ?? 0)
       )
         return "stale";
       ledger.putExportState({ ...p.next, lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs) });
@@ -94,6 +95,7 @@ export function commitDelivery(ledger: Ledger, p: PendingDelivery, temporality: 
       compactionWatermark: Math.max(cur.compactionWatermark ?? 0, p.next.compactionWatermark ?? 0),
       finalCallWatermark: Math.max(cur.finalCallWatermark ?? 0, p.next.finalCallWatermark ?? 0),
       editWatermark: Math.max(cur.editWatermark ?? 0, p.next.editWatermark ?? 0),
+      activityWatermark: Math.max(cur.activityWatermark ?? 0, p.next.activityWatermark ?? 0),
       windowStartNs: cur.windowStartNs > p.next.windowStartNs ? cur.windowStartNs : p.next.windowStartNs,
       lastSuccessMs: Math.max(cur.lastSuccessMs, p.next.lastSuccessMs),
     });

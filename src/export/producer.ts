@@ -12,6 +12,12 @@ import { emptyResource } from "@opentelemetry/resources";
 import type { CollectionResult, MetricData, MetricProducer, ScopeMetrics } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
 import type { ExportState, FoldKey, Ledger } from "../ledger/ledger.ts";
+import {
+  type ActivityPoint,
+  activityPointsToMetricData,
+  liveActivityPoints,
+  translateActivity,
+} from "./activity.ts";
 import { backfillOptions, PagedExport, resumePoint } from "./backfill.ts";
 import {
   type CaptureSeriesPoint,
@@ -112,7 +118,7 @@ export class LedgerMetricProducer implements MetricProducer {
   /** Where this exporter's delivered state stands (detects a drain that makes no progress). */
   position(): string {
     const s = this.ledger.getExportState(this.opts.exporter);
-    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}/${s.editWatermark ?? 0}`;
+    return `${s.eventWatermark}/${s.callWatermark}/${s.captureWatermark}/${s.compactionWatermark ?? 0}/${s.finalCallWatermark ?? 0}/${s.editWatermark ?? 0}/${s.activityWatermark ?? 0}`;
   }
 
   /** Delta: whether the ledger holds events, calls or captures beyond what was delivered. */
@@ -126,7 +132,8 @@ export class LedgerMetricProducer implements MetricProducer {
       this.ledger.maxCaptureId() > state.captureWatermark ||
       this.ledger.maxCompactionId() > (state.compactionWatermark ?? 0) ||
       (this.ledger.signals?.toolOutcomes.pending(state.finalCallWatermark ?? 0) ?? false) ||
-      this.ledger.maxEditId() > (state.editWatermark ?? 0)
+      this.ledger.maxEditId() > (state.editWatermark ?? 0) ||
+      this.ledger.maxActivityId() > (state.activityWatermark ?? 0)
     );
   }
 
@@ -185,6 +192,12 @@ export class LedgerMetricProducer implements MetricProducer {
     const maxEdit = ledger.maxEditId();
     const editRows = Math.min(opts.maxWindowCalls ?? MAX_WINDOW_ROWS, MAX_WINDOW_EDITS);
     const editUpTo = delta ? Math.min(maxEdit, editBase + editRows) : maxEdit;
+    // Active time, commits, pull requests, sessions: an id window of the activity records.
+    const activityBase = base.activityWatermark ?? 0;
+    const maxActivity = ledger.maxActivityId();
+    const activityUpTo = delta
+      ? Math.min(maxActivity, activityBase + (opts.maxWindowCalls ?? MAX_WINDOW_ROWS))
+      : maxActivity;
     const ids = delta
       ? {
           event: Math.min(max.event, base.eventWatermark + (opts.maxWindowEvents ?? MAX_WINDOW_ROWS)),
@@ -195,6 +208,7 @@ export class LedgerMetricProducer implements MetricProducer {
     let points: Map<MetricId, SeriesPoint[]>;
     let captures: CaptureSeriesPoint[];
     let compactions: CompactionPoint[];
+    let activity: ActivityPoint[];
     let genai: GenaiPoint[];
     let startNs: bigint;
     let pages: CumulativePages | undefined;
@@ -216,6 +230,7 @@ export class LedgerMetricProducer implements MetricProducer {
         ledger.compactionDelta(compactionBase, compactionUpTo),
         opts.translate,
       );
+      activity = translateActivity(ledger.activityDelta(activityBase, activityUpTo), opts.translate);
       // GenAI histograms of the same event window (src/export/genai/metrics.ts), and the tool
       // durations of the final-call window (a duration is known once its call is final).
       genai = translateGenai(
@@ -303,6 +318,13 @@ export class LedgerMetricProducer implements MetricProducer {
         opts.seriesTtlMs,
         base.lastSuccessMs,
       );
+      // Whole, as compactions (not paged): a few series per session, folded here like theirs.
+      activity = liveActivityPoints(
+        translateActivity(ledger.activity.live(filter), opts.translate),
+        nowMs,
+        opts.seriesTtlMs,
+        base.lastSuccessMs,
+      );
       genai = paged
         ? [] // in the pages
         : liveGenai(
@@ -333,6 +355,11 @@ export class LedgerMetricProducer implements MetricProducer {
         endTime: nsToHrTime(endNs),
       }),
       ...genaiToMetricData(genai, opts.temporality, nsToHrTime(startNs), nsToHrTime(endNs)),
+      ...activityPointsToMetricData(activity, {
+        temporality: opts.temporality,
+        startTime: nsToHrTime(startNs),
+        endTime: nsToHrTime(endNs),
+      }),
     ];
     if (metrics.length === 0) return undefined;
     const scope: ScopeMetrics = { scope: { name: SCOPE_NAME }, metrics };
@@ -344,6 +371,7 @@ export class LedgerMetricProducer implements MetricProducer {
       compactionWatermark: compactionUpTo,
       finalCallWatermark: finalUpTo,
       editWatermark: editUpTo,
+      activityWatermark: activityUpTo,
       windowStartNs: endNs,
       // Every ledger change older than this read is in this collection.
       lastSuccessMs: nowMs,

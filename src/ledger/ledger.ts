@@ -3,6 +3,7 @@ import type { SourceCheckpoint } from "../adapter/types.ts";
 import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures/captures.ts";
 import { Checkpoints } from "./collection/checkpoints.ts";
 import { Listings } from "./collection/listings.ts";
+import { ACTIVITY_VERSION, Activity, type ActivitySeriesRow } from "./delivered/activity.ts";
 import { EDITS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
 import { ExportBackfills } from "./export-state/backfill.ts";
 import { type ExportState, ExportStates } from "./export-state/state.ts";
@@ -27,6 +28,7 @@ import {
 } from "./usage/series.ts";
 
 export type { CaptureRow, CaptureSeriesRow } from "./captures/captures.ts";
+export type { ActivitySeriesRow, ActivityTotalsRow } from "./delivered/activity.ts";
 export type { EditSeriesRow } from "./delivered/edits.ts";
 export type { BackfillPhase, BackfillProgress } from "./export-state/backfill.ts";
 export type { ExportState } from "./export-state/state.ts";
@@ -65,6 +67,8 @@ export class Ledger {
   private readonly compactions: Compactions;
   /** The file edits and their series (absent tables on a read-only view of a v2 ledger: none). */
   readonly edits: Edits;
+  /** Active time, commits, pull requests and session starts, and their series (none on a v2 view). */
+  readonly activity: Activity;
   /** Persisted directory listings, the adapters' discovery cache (a writer only). */
   readonly listings: Listings | undefined;
   /** What backends acknowledged of cumulative exports in pages (a writer only; src/export). */
@@ -96,6 +100,7 @@ export class Ledger {
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
     this.edits = new Edits(db, version >= EDITS_VERSION);
+    this.activity = new Activity(db, version >= ACTIVITY_VERSION);
     this.exportStates = new ExportStates(
       db,
       this.streamStartNs,
@@ -107,7 +112,16 @@ export class Ledger {
     this.listings = opened.lock ? new Listings(db) : undefined;
     this.backfills = opened.lock ? new ExportBackfills(db) : undefined;
     this.ingest = opened.lock
-      ? new Ingest(db, this.checkpoints, this.captures, now, this.signals, this.compactions, this.edits)
+      ? new Ingest(
+          db,
+          this.checkpoints,
+          this.captures,
+          now,
+          this.signals,
+          this.compactions,
+          this.edits,
+          this.activity,
+        )
       : undefined;
   }
 
@@ -286,6 +300,18 @@ export class Ledger {
   /** Highest edit id: a delta exporter's next edit watermark candidate. */
   maxEditId(): number {
     return this.edits.maxId();
+  }
+
+  // ---- activity
+
+  /** Activity series aggregated over the records with after < id <= upTo (delta export). */
+  activityDelta(after: number, upTo: number): ActivitySeriesRow[] {
+    return this.activity.delta({ after, upTo });
+  }
+
+  /** Highest activity id: a delta exporter's next activity watermark candidate. */
+  maxActivityId(): number {
+    return this.activity.maxId();
   }
 
   // ---- export state

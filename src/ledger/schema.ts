@@ -1,3 +1,4 @@
+import { ACTIVITY_V3 } from "./tables/activity-v3.ts";
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
@@ -23,8 +24,10 @@ export const MIGRATIONS: readonly string[] = [
   [CLIENT_SERIES_V2, EXPORT_BACKFILL_KEY_V2].join("\n"),
   // v3, one step: the outcome 'rejected' (a call the user denied) allowed in every outcome column
   // (tables/rejected-v3.ts); the report's rollup, kept at insert time (tables/report-rollup-v3.ts);
-  // the file edits and their series, an edit watermark per exporter (tables/edits-v3.ts)
-  [REJECTED_OUTCOME_V3, REPORT_ROLLUP_V3, EDITS_V3].join("\n"),
+  // the file edits and their series, an edit watermark per exporter (tables/edits-v3.ts); active
+  // time, commits, pull requests and session starts, an activity watermark per exporter
+  // (tables/activity-v3.ts)
+  [REJECTED_OUTCOME_V3, REPORT_ROLLUP_V3, EDITS_V3, ACTIVITY_V3].join("\n"),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

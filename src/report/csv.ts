@@ -15,6 +15,11 @@ export const CSV_NUMBER_COLUMNS: readonly (keyof Numbers | "acceptanceRate")[] =
   "toolCalls",
   "cost",
   "unpricedEvents",
+  // Active time (s) and the commits and pull requests of the agent's commands (docs/report.md).
+  "activeUserSeconds",
+  "activeAgentSeconds",
+  "commits",
+  "pullRequests",
   "linesAdded",
   "linesRemoved",
   "editsAccepted",

@@ -23,6 +23,10 @@ const SUMMED = [
   "editsAccepted",
   "editsRejected",
   "editsFailed",
+  "activeUserSeconds",
+  "activeAgentSeconds",
+  "commits",
+  "pullRequests",
 ] as const;
 
 function compareRows(dims: readonly GroupDim[]) {

@@ -24,10 +24,18 @@ export interface Numbers {
   editsAccepted: number;
   editsRejected: number;
   editsFailed: number;
+  /** Active time in seconds, the user's and the agent's (docs/metrics.md "Active time"). */
+  activeUserSeconds: number;
+  activeAgentSeconds: number;
+  /** Commits and pull requests made by the agent's commands that succeeded. */
+  commits: number;
+  pullRequests: number;
 }
 
 /** The edit numbers of a grouped edits row (or zeros). */
 const EDIT_KEYS = ["linesAdded", "linesRemoved", "editsAccepted", "editsRejected", "editsFailed"] as const;
+/** The activity numbers of a grouped activity row (or zeros). */
+const ACTIVITY_KEYS = ["activeUserSeconds", "activeAgentSeconds", "commits", "pullRequests"] as const;
 
 /**
  * accepted / (accepted + rejected), undefined when no edit was decided either way. A failed edit
@@ -80,6 +88,10 @@ function numbers(r: Row, toolCalls: number, cost: CostCell = NO_COST): Numbers {
     editsAccepted: 0,
     editsRejected: 0,
     editsFailed: 0,
+    activeUserSeconds: 0,
+    activeAgentSeconds: 0,
+    commits: 0,
+    pullRequests: 0,
   };
 }
 
@@ -87,6 +99,27 @@ function numbers(r: Row, toolCalls: number, cost: CostCell = NO_COST): Numbers {
 function putEdits(n: Numbers, r: Row | undefined): Numbers {
   if (r !== undefined) for (const k of EDIT_KEYS) n[k] = num(r[k]);
   return n;
+}
+
+/** Sets `n`'s activity numbers from a grouped activity row. */
+function putActivity(n: Numbers, r: Row | undefined): Numbers {
+  if (r !== undefined) for (const k of ACTIVITY_KEYS) n[k] = num(r[k]);
+  return n;
+}
+
+/** As withEditRows, for the activity rows. */
+function withActivityRows(
+  rows: ReportRow[],
+  activity: readonly Row[],
+  dims: readonly GroupDim[],
+): ReportRow[] {
+  const byKey = new Map(rows.map((r) => [keyOf(r, dims), r]));
+  for (const a of activity) {
+    const row = byKey.get(keyOf(a, dims));
+    if (row !== undefined) putActivity(row, a);
+    else rows.push({ ...labels(a, dims), ...putActivity(numbers({}, 0), a) });
+  }
+  return rows;
 }
 
 /**
@@ -184,6 +217,10 @@ export const zeroNumbers = (): Numbers => ({
   editsAccepted: 0,
   editsRejected: 0,
   editsFailed: 0,
+  activeUserSeconds: 0,
+  activeAgentSeconds: 0,
+  commits: 0,
+  pullRequests: 0,
 });
 
 /**
@@ -205,7 +242,8 @@ export function rankRows(
 }
 
 function rowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: Prices): ReportRow[] {
-  return withEditRows(usageRowsOf(query, dims, prices), query("edits", dims), dims);
+  const rows = withEditRows(usageRowsOf(query, dims, prices), query("edits", dims), dims);
+  return withActivityRows(rows, query("activity", dims), dims);
 }
 
 function usageRowsOf(query: GroupedQuery, dims: readonly GroupDim[], prices: Prices): ReportRow[] {
@@ -294,7 +332,10 @@ function build(ledger: Ledger, by: readonly GroupDim[], prices: Prices, opts: Re
   const totalEvents = query("events", [])[0] ?? {};
   const totalCalls = num(query("calls", [])[0]?.toolCalls);
   const totalCost = costByGroup(query("events", ["provider", "model"]), [], prices).get(keyOf({}, []));
-  const totals = putEdits(numbers(totalEvents, totalCalls, totalCost), query("edits", [])[0]);
+  const totals = putActivity(
+    putEdits(numbers(totalEvents, totalCalls, totalCost), query("edits", [])[0]),
+    query("activity", [])[0],
+  );
   const ranked = rankRows(rowsOf(query, dims, prices), opts.sort, opts.top);
   return { by: dims, rows: ranked.rows, totals, ...(ranked.others ? { others: ranked.others } : {}) };
 }
@@ -320,6 +361,27 @@ const EDIT_COLUMNS: readonly [Column, string][] = [
   ["acceptanceRate", "Accept rate"],
 ];
 
+/** Shown when the report holds activity (active time, commits, pull requests). */
+const ACTIVITY_COLUMNS: readonly [Column, string][] = [
+  ["activeUserSeconds", "Active user"],
+  ["activeAgentSeconds", "Active agent"],
+  ["commits", "Commits"],
+  ["pullRequests", "PRs"],
+];
+
+function hasActivity(n: Numbers): boolean {
+  return n.activeUserSeconds + n.activeAgentSeconds + n.commits + n.pullRequests > 0;
+}
+
+/** Seconds as `1h 02m`, `3m 05s` or `42s`. */
+function fmtDuration(s: number): string {
+  const t = Math.round(s);
+  if (t < 60) return `${t}s`;
+  const m = Math.floor(t / 60);
+  if (m < 60) return `${m}m ${String(t % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
 /** Whether any edit was counted (accepted, rejected or failed). */
 function hasEdits(n: Numbers): boolean {
   return n.editsAccepted + n.editsRejected + n.editsFailed > 0;
@@ -342,6 +404,7 @@ function cell(n: Numbers, k: Column): string {
     const r = acceptanceRate(n);
     return r === undefined ? "-" : `${(r * 100).toFixed(1)}%`;
   }
+  if (k === "activeUserSeconds" || k === "activeAgentSeconds") return fmtDuration(n[k]);
   return k === "cost" ? fmtCost(n) : fmt(n[k]);
 }
 
@@ -358,7 +421,11 @@ export function othersLabel(groups: number): string {
 
 /** A plain-text table: group columns left-aligned, numbers right-aligned, a totals line. */
 export function renderTable(report: Report): string {
-  const columns = hasEdits(report.totals) ? [...COLUMNS, ...EDIT_COLUMNS] : COLUMNS;
+  const columns = [
+    ...COLUMNS,
+    ...(hasEdits(report.totals) ? EDIT_COLUMNS : []),
+    ...(hasActivity(report.totals) ? ACTIVITY_COLUMNS : []),
+  ];
   const head = [...report.by.map((d) => d[0]?.toUpperCase() + d.slice(1)), ...columns.map(([, t]) => t)];
   const body = report.rows.map((r) => [
     ...report.by.map((d) => String(r[d] ?? "")),

@@ -211,8 +211,10 @@ export class ScanMachine {
           }
           if (q < 0) {
             // The string goes on in the next chunk; bsOdd now carries the backslash parity.
-            if (this.strMode === M_EMBED) (this.embed as EmbeddedScan).feed(buf, segStart, n, false);
-            else if (this.strMode === M_PHRASE) (this.phraseScan as PhraseScan).feed(buf, segStart, n);
+            if (this.strMode === M_EMBED) {
+              (this.embed as EmbeddedScan).feed(buf, segStart, n, false);
+              if (this.strLimit > 0) this.collect(buf, segStart, n);
+            } else if (this.strMode === M_PHRASE) (this.phraseScan as PhraseScan).feed(buf, segStart, n);
             else if (this.strMode >= M_KEY) this.collect(buf, segStart, n);
             this.carried = true;
             i = n;
@@ -244,7 +246,8 @@ export class ScanMachine {
               this.beginString(M_ENUM, i, this.enumOf.maxRaw);
             } else if (t !== null && t.kind === "embedded") {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
-              this.beginString(M_EMBED, i, 0);
+              // A raw fallback collects the string's bytes too (up to its limit) while it is scanned.
+              this.beginString(M_EMBED, i, t.rawFallback);
             } else if (t !== null && t.kind === "phrases") {
               this.phraseScan = new PhraseScan(t.needles, t.near);
               this.beginString(M_PHRASE, i, 0);
@@ -542,7 +545,9 @@ export class ScanMachine {
       const embed = this.embed as EmbeddedScan;
       this.embed = null;
       embed.feed(buf, a, q, true);
-      this.store(embed.end());
+      const inner = embed.end();
+      if (inner !== WRONG["not-json"] || this.strLimit === 0) this.store(inner);
+      else this.store(this.embeddedRaw(buf, a, q) ?? inner);
       return this.afterValue();
     }
     if (mode === M_PHRASE) {
@@ -600,6 +605,15 @@ export class ScanMachine {
     // M_DECODE
     this.store(this.over ? WRONG["too-long"] : decodeJsonString(src, from, to, srcBase, this.path));
     return this.afterValue();
+  }
+
+  /** A not-JSON embedded string's raw bytes (its rawFallback), or undefined when longer than that. */
+  private embeddedRaw(buf: Buffer, a: number, q: number): RawBytes | undefined {
+    if (this.carried) {
+      this.collect(buf, a, q);
+      return this.over ? undefined : rawBytes(this.carry, 0, this.carryLen, false);
+    }
+    return q - a > this.strLimit ? undefined : rawBytes(buf, a, q, false);
   }
 
   private matchKey(c: CompiledObject, src: Buffer, a: number, b: number, srcBase: number): number {

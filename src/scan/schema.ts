@@ -56,9 +56,18 @@ export interface EnumSchema<V extends string = string> {
  * `inner` as it is crossed: its unescaped bytes feed a nested scan, so the string never becomes
  * a JS string. Content that is not one JSON object decodes to `{wrongType:"not-json"}`.
  */
-export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema> {
+export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema, F extends boolean = boolean> {
   readonly kind: "embedded";
   readonly inner: I;
+  /**
+   * When > 0, a string that is NOT one JSON object (a command line, prose) decodes to its raw
+   * escaped bytes (`RawBytes`, as a `raw` field) instead of `not-json`, if it is at most this many
+   * bytes: one field that holds JSON in some messages and a plain text in others (the task
+   * format's `text`). The bytes are copied while the nested scan runs, never decoded.
+   */
+  readonly rawFallback: number;
+  /** Type-level only: whether `rawFallback` is set. */
+  readonly fallback?: F;
 }
 
 /**
@@ -152,8 +161,19 @@ export function oneOf<const V extends string>(values: readonly V[]): EnumSchema<
   return Object.freeze({ kind: "enum", values: Object.freeze([...values]) });
 }
 
-export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I> {
-  return Object.freeze({ kind: "embedded", inner });
+export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I, false>;
+export function embedded<I extends ObjectSchema>(
+  inner: I,
+  opts: { readonly rawFallback: number },
+): EmbeddedSchema<I, true>;
+export function embedded<I extends ObjectSchema>(
+  inner: I,
+  opts?: { readonly rawFallback: number },
+): EmbeddedSchema<I> {
+  const rawFallback = opts?.rawFallback ?? 0;
+  if (!Number.isSafeInteger(rawFallback) || rawFallback < 0)
+    throw new RangeError(`embedded(): rawFallback must be a non-negative integer, got ${rawFallback}`);
+  return Object.freeze({ kind: "embedded", inner, rawFallback });
 }
 
 export function phrases<const V extends string>(values: readonly V[], near?: PhrasesNear): PhrasesSchema {
@@ -233,8 +253,8 @@ type ScannedOne<S extends Schema> = S extends StringSchema
           ? Scanned<I>[] | WrongType
           : S extends EnumSchema<infer V>
             ? V | WrongType
-            : S extends EmbeddedSchema<infer I>
-              ? Scanned<I> | WrongType
+            : S extends EmbeddedSchema<infer I, infer F>
+              ? Scanned<I> | (F extends true ? RawBytes : never) | WrongType
               : S extends RawSchema
                 ? RawBytes | WrongType
                 : S extends PhrasesSchema

@@ -164,7 +164,8 @@ describe("report --since/--until/--timezone", () => {
 
   it("--by day, week and month label periods in the zone; weeks start on Monday", () => {
     const days = json(["--by", "day", "--timezone", "Asia/Kolkata"]);
-    expect(days.rows.map((r) => [r.day, r.events])).toEqual([
+    // Days of usage (active time may add a day of its own: a gap starting on a day without a response).
+    expect(days.rows.filter((r) => (r.events as number) > 0).map((r) => [r.day, r.events])).toEqual([
       ["2026-10-31", 1],
       ["2026-11-23", 1],
       ["2026-11-29", 1],
@@ -206,14 +207,15 @@ describe("report --csv, --top, --sort", () => {
     expect(r.status).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(
-      "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
+      "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,activeUserSeconds,activeAgentSeconds,commits,pullRequests,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
     );
     expect(lines.slice(1)).toEqual([
-      `/work/alpha,1200,120,0,0,2,0,${(800 * 3 + 80 * 15) / 1e6},1,0,0,0,0,0,`,
-      `"/work/gamma,quoted ""name""",50,5,0,0,1,0,${(50 * 3 + 5 * 15) / 1e6},0,0,0,0,0,0,`,
+      // a3 -> a4: one second of the agent's time (a gap starting in the window).
+      `/work/alpha,1200,120,0,0,2,0,${(800 * 3 + 80 * 15) / 1e6},1,0,1,0,0,0,0,0,0,0,`,
+      `"/work/gamma,quoted ""name""",50,5,0,0,1,0,${(50 * 3 + 5 * 15) / 1e6},0,0,0,0,0,0,0,0,0,0,`,
     ]);
     const unknown = runCli(["report", "--csv", "--by", "project"], unpricedEnv);
-    expect(unknown.stdout.trimEnd().split("\n")[1]).toBe("/w,10,1,0,0,1,0,,1,0,0,0,0,0,");
+    expect(unknown.stdout.trimEnd().split("\n")[1]).toBe("/w,10,1,0,0,1,0,,1,0,0,0,0,0,0,0,0,0,");
   });
 
   it("--top N --sort keeps the largest groups and sums the rest into one row", () => {
@@ -260,7 +262,7 @@ describe("what did I spend this week, by project, as CSV", () => {
     expect(r.status, r.stderr).toBe(0);
     const [head, ...rows] = r.stdout.trimEnd().split("\n");
     expect(head).toBe(
-      "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
+      "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,activeUserSeconds,activeAgentSeconds,commits,pullRequests,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
     );
     expect(rows).toHaveLength(1);
     const cells = (rows[0] ?? "").split(",");

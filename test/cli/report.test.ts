@@ -72,6 +72,11 @@ describe("cline-otel report", () => {
       editsRejected: 0,
       editsFailed: 0,
       acceptanceRate: null,
+      // The lead's timeline, the session's start; no command of it made a commit.
+      activeUserSeconds: expect.any(Number),
+      activeAgentSeconds: expect.any(Number),
+      commits: 0,
+      pullRequests: 0,
     });
   });
 

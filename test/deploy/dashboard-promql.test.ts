@@ -36,6 +36,18 @@ interface Usage {
   readonly compactions?: readonly { readonly strategy: "agentic" | "basic"; readonly reason: string }[];
   /** File edits (cline.lines_of_code, cline.code_edit.decisions), with the team labels of their machine. */
   readonly edits?: readonly Edit[];
+  /** Active time (s), commits and pull requests (cline.active_time, cline.commits, cline.pull_requests). */
+  readonly activity?: readonly Activity[];
+}
+
+interface Activity {
+  readonly team: string;
+  readonly user: string;
+  readonly repo: string;
+  readonly userS: number;
+  readonly agentS: number;
+  readonly commits: number;
+  readonly prs: number;
 }
 
 interface Edit {
@@ -100,6 +112,7 @@ const PHASE1: readonly Usage[] = [
       edit("core", "ana", REPO_A, { decision: "failed", source: "unknown", added: 0, removed: 0 }),
       edit("core", "ana", REPO_A, { tool: "write_to_file", added: 300, removed: 0, exact: false }),
     ],
+    activity: [{ team: "core", user: "ana", repo: REPO_A, userS: 61.5, agentS: 240.25, commits: 2, prs: 1 }],
   },
   {
     attrs: S1_SUB,
@@ -137,6 +150,10 @@ const PHASE2: readonly Usage[] = [
       edit("web", "bo", REPO_B, { tool: "apply_patch", added: 55, removed: 11 }),
       edit("web", "bo", REPO_B, { tool: "apply_patch", decision: "rejected", source: "user", added: 7 }),
       edit("core", "cy", REPO_A, { tool: "apply_patch", source: "unknown", added: 9, removed: 9 }),
+    ],
+    activity: [
+      { team: "web", user: "bo", repo: REPO_B, userS: 30, agentS: 90.5, commits: 1, prs: 0 },
+      { team: "core", user: "cy", repo: REPO_A, userS: 12, agentS: 0, commits: 3, prs: 2 },
     ],
   },
 ];
@@ -192,8 +209,19 @@ beforeAll(async () => {
   const toolDuration = meter.createHistogram("cline.tool.duration", { unit: "s" });
   const lines = meter.createCounter("cline.lines_of_code", { unit: "{line}" });
   const decisions = meter.createCounter("cline.code_edit.decisions", { unit: "{edit}" });
+  const activeTime = meter.createCounter("cline.active_time", { unit: "s" });
+  const commits = meter.createCounter("cline.commits", { unit: "{commit}" });
+  const pullRequests = meter.createCounter("cline.pull_requests", { unit: "{pull_request}" });
   record = (usages) => {
     for (const u of usages) {
+      // As src/export/activity.ts: active time by type, commits and pull requests with the common attributes.
+      for (const a of u.activity ?? []) {
+        const at = { ...u.attrs, "team.id": a.team, "user.name": a.user, "vcs.repository.url.full": a.repo };
+        if (a.userS > 0) activeTime.add(a.userS, { ...at, type: "user" });
+        if (a.agentS > 0) activeTime.add(a.agentS, { ...at, type: "agent" });
+        if (a.commits > 0) commits.add(a.commits, at);
+        if (a.prs > 0) pullRequests.add(a.prs, at);
+      }
       // As src/export/translate.ts: decisions for every edit, lines for accepted and rejected ones.
       for (const e of u.edits ?? []) {
         const a = {
@@ -471,5 +499,33 @@ describe("dashboard PromQL on Prometheus 2.42 over @opentelemetry/exporter-prome
     // Failed edits: decisions only, no lines.
     const byDecision = await byLabel("Lines by decision and type", "decision");
     expect(Object.keys(byDecision).sort()).toEqual(["accepted", "rejected"]);
+  });
+
+  it("What Cline delivered: commits, pull requests, commits per repository, active time per user and type", async () => {
+    const all = [...PHASE1, ...PHASE2].flatMap((u) => u.activity ?? []);
+    const query = async (title: string) => {
+      const p = dataPanels(dashboard).find((x) => x.title === title);
+      expect(p, title).toBeDefined();
+      return prom.query(substitute(p?.targets?.[0]?.expr ?? "", SUB));
+    };
+    const one = async (title: string) => Number((await query(title))[0]?.value[1]);
+    expect(await one("Commits")).toBe(all.reduce((n, a) => n + a.commits, 0));
+    expect(await one("Pull requests")).toBe(all.reduce((n, a) => n + a.prs, 0));
+    const byRepo: Record<string, number> = {};
+    for (const a of all) byRepo[a.repo] = (byRepo[a.repo] ?? 0) + a.commits;
+    const gotRepo: Record<string, number> = {};
+    for (const r of await query("Commits by repository"))
+      gotRepo[r.metric.vcs_repository_url_full ?? ""] = Number(r.value[1]);
+    expect(gotRepo).toEqual(byRepo);
+    const want: Record<string, number> = {};
+    for (const a of all) {
+      if (a.userS > 0) want[`${a.user}|user`] = (want[`${a.user}|user`] ?? 0) + a.userS;
+      if (a.agentS > 0) want[`${a.user}|agent`] = (want[`${a.user}|agent`] ?? 0) + a.agentS;
+    }
+    const got: Record<string, number> = {};
+    for (const r of await query("Active time by user"))
+      got[`${r.metric.user_name}|${r.metric.type}`] = Number(r.value[1]);
+    expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
+    for (const [k, v] of Object.entries(want)) expect(got[k], k).toBeCloseTo(v, 9);
   });
 });

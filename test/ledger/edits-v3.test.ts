@@ -135,6 +135,8 @@ describe("ledger schema v3: file edits", () => {
     expect(columnsOf(after, "export_state")).toEqual([
       ...(columns.get("export_state") as string[]),
       "edit_watermark",
+      // tables/activity-v3.ts, combined into the same v3
+      "activity_watermark",
     ]);
     expect(columnsOf(after, "export_backfill")).toEqual([
       ...(columns.get("export_backfill") as string[]),

@@ -37,6 +37,15 @@ function poisonedDoc(c: (field: string) => string): object {
             input: { [c("input_key")]: [c("input_value")] },
           },
           { type: "tool_use", id: "toolu_2", name: "editor", input: c("input_string") },
+          // Command lines read as bytes for commits and pull requests (a commit counted, nothing decoded).
+          {
+            type: "tool_use",
+            id: "toolu_3",
+            name: "run_commands",
+            input: {
+              commands: [`git commit -m '${c("commit_message")}'`, `gh pr create --title ${c("pr_title")}`],
+            },
+          },
           { type: "image", source: { data: c("image") } },
         ],
         modelInfo: { id: "claude-sonnet-4-5-20250929", provider: "anthropic", family: c("family") },
@@ -68,6 +77,15 @@ function poisonedDoc(c: (field: string) => string): object {
             // A flag of the wrong type: skipped as bytes, outcome unknown.
             is_error: c("is_error"),
             content: JSON.stringify({ text: c("json_string_result") }),
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_3",
+            name: "run_commands",
+            content: [
+              { query: c("commit_query"), result: c("commit_result"), success: true },
+              { query: c("pr_query"), result: c("pr_result"), success: true },
+            ],
           },
         ],
       },
@@ -224,6 +242,14 @@ describe("privacy by construction", () => {
     expect(out).toContain("claude-sonnet-4-5-20250929");
     // The edits were read (lines counted from the poisoned texts): accepted, rejected and failed.
     expect(out).toMatch(/edits accepted=1 rejected=1 failed=3 added=2 removed=1/);
+    // The commit and the pull request of toolu_3 were counted from the command bytes.
+    const db = new Database(join(state, "ledger.sqlite"), { readonly: true });
+    expect(db.prepare("SELECT kind FROM activity WHERE kind != 'active_time' ORDER BY id").all()).toEqual([
+      { kind: "commit" },
+      { kind: "pull_request" },
+      { kind: "session" },
+    ]);
+    db.close();
   });
 
   it("events, spans and metrics (http/json and http/protobuf) carry no skipped field, in the payloads or the heap", () => {

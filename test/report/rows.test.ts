@@ -67,10 +67,10 @@ describe("CSV", () => {
     });
     expect(text).toBe(
       [
-        "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
-        "p,3,0,0,0,1,0,0.3,0,0,0,0,0,0,",
-        "q,0,0,0,0,2,0,,2,0,0,0,0,0,",
-        "(4 more),7,0,0,0,1,0,0.5,0,0,0,0,0,0,",
+        "project,input,output,cacheRead,cacheWrite,events,toolCalls,cost,unpricedEvents,activeUserSeconds,activeAgentSeconds,commits,pullRequests,linesAdded,linesRemoved,editsAccepted,editsRejected,editsFailed,acceptanceRate",
+        "p,3,0,0,0,1,0,0.3,0,0,0,0,0,0,0,0,0,0,",
+        "q,0,0,0,0,2,0,,2,0,0,0,0,0,0,0,0,0,",
+        "(4 more),7,0,0,0,1,0,0.5,0,0,0,0,0,0,0,0,0,0,",
         "",
       ].join("\n"),
     );

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -214,7 +215,9 @@ describe("robustness", () => {
           // invalid JSON the scanner accepted: only tolerated bytes inside skipped strings allow this
           ref = undefined;
         }
-        if (ref !== undefined) expect(got).toEqual(project(messagesSchema, ref));
+        // The reference re-encodes a string, so it cannot say what a `raw` field's bytes were when
+        // a flip made them invalid UTF-8 (JSON.parse replaced them): compared on valid UTF-8 only.
+        if (ref !== undefined && isUtf8(buf)) expect(got).toEqual(project(messagesSchema, ref));
       }
     }
     expect(errors).toBeGreaterThan(100);

@@ -77,15 +77,22 @@ export function project(
       return { wrongType: k };
     case "embedded": {
       if (k !== "string") return { wrongType: k };
+      // Not JSON: "not-json", or with a raw fallback the string's escaped bytes when short enough.
+      const notJson = (): unknown => {
+        const bytes = Buffer.from(JSON.stringify(v).slice(1, -1), "utf8");
+        return schema.rawFallback > 0 && bytes.length <= schema.rawFallback
+          ? { buf: bytes, start: 0, end: bytes.length, truncated: false }
+          : { wrongType: "not-json" };
+      };
       let inner: unknown;
       try {
         inner = JSON.parse(v as string);
       } catch {
         // The reference's verdict, not a skipped failure: the scanner must say the same.
-        return { wrongType: "not-json" };
+        return notJson();
       }
       // Only an object is decoded (the inner schema is one); any other value is "not-json".
-      if (kindOf(inner) !== "object") return { wrongType: "not-json" };
+      if (kindOf(inner) !== "object") return notJson();
       return project(schema.inner, inner);
     }
     case "phrases": {

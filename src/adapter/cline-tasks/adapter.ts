@@ -152,6 +152,9 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       problems,
       signals: parsed.signals,
       edits: parsed.edits,
+      activeTime: parsed.activeTime,
+      deliveries: parsed.deliveries,
+      sessionStarts: parsed.sessionStarts,
     };
   }
 

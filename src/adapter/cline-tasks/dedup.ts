@@ -37,3 +37,20 @@ export function taskToolKey(root: string, taskId: string, ts: number, n: number)
 export function taskTurnKey(root: string, taskId: string, turnId: string): string {
   return key(root, taskId, "turn", turnId);
 }
+
+/** `cline-tasks|<root>|<task id>|active|<gap start ms>`: a closed gap of the task's timeline. */
+export function taskActiveGapKey(root: string, taskId: string, startMs: number): string {
+  return key(root, taskId, "active", String(startMs));
+}
+
+/** `cline-tasks|<root>|<task id>|active`: the task's timeline (ActiveTimeRecord.streamKey). */
+export function taskActiveStreamKey(root: string, taskId: string): string {
+  return key(root, taskId, "active");
+}
+
+/** `cline-tasks|<root>|<task id>|session|new` or `...|session|resumed|<resume ask ts>`. */
+export function taskSessionKey(root: string, taskId: string, resumedAt?: number): string {
+  return resumedAt === undefined
+    ? key(root, taskId, "session", "new")
+    : key(root, taskId, "session", "resumed", String(resumedAt));
+}

@@ -10,12 +10,38 @@
  * then it stays open. A `subagent_usage` message (the sub-agents of one use_subagents call, whose
  * requests are in no entry) is one more event.
  */
-import { isWrongType, type PhraseHits, type WrongType, wrongTypeShown } from "../../scan/schema.ts";
+import {
+  isWrongType,
+  type PhraseHits,
+  type RawBytes,
+  type WrongType,
+  wrongTypeShown,
+} from "../../scan/schema.ts";
+import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
+import { deliveryRecords } from "../deliveries.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
-import type { DocumentSignals, EditRecord, Problem, ToolCall, ToolResult, UsageEvent } from "../types.ts";
+import type {
+  ActiveTimeRecord,
+  DeliveryRecord,
+  DocumentSignals,
+  EditRecord,
+  Problem,
+  SessionStartRecord,
+  ToolCall,
+  ToolResult,
+  UsageEvent,
+} from "../types.ts";
+import { commandText, gapType, RESUME_ASKS, type TimelineMessage, taskSessionStart } from "./activity.ts";
 import { answerOutcomes, isErrorOf } from "./answers.ts";
-import { requestKey, subagentUsageKey, taskToolKey, taskTurnKey } from "./dedup.ts";
+import {
+  requestKey,
+  subagentUsageKey,
+  taskActiveGapKey,
+  taskActiveStreamKey,
+  taskToolKey,
+  taskTurnKey,
+} from "./dedup.ts";
 import { isEditBody, taskEditRecord } from "./edits.ts";
 import { taskUsageEvent } from "./event.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
@@ -71,6 +97,10 @@ export interface ParsedTask {
   readonly toolCalls: ToolCall[];
   /** The file edits of answered calls (and failed replaces), docs/cline-format.md §15.14. */
   readonly edits: EditRecord[];
+  /** Closed gaps of the task's timeline, commits and pull requests of its commands, starts (activity.ts). */
+  readonly activeTime: ActiveTimeRecord[];
+  readonly deliveries: DeliveryRecord[];
+  readonly sessionStarts: SessionStartRecord[];
   readonly problems: Problem[];
   readonly signals: DocumentSignals;
   /** Sums of the final entries, to check against taskHistory.json. */
@@ -87,6 +117,8 @@ interface PendingTool {
   readonly how: "say" | "ask" | "diff_error";
   /** The scanned tool JSON of an edit, kept until the call is answered (edits.ts). */
   readonly body?: Record<string, unknown>;
+  /** A command's line as raw bytes (never decoded), read for commits and pull requests once answered. */
+  readonly command?: RawBytes;
 }
 
 /** A call recorded with its request, waiting for the next request's text to say how it ended. */
@@ -171,6 +203,9 @@ function notATaskDocument(ctx: TaskContext, shape: string): ParsedTask {
     events: [],
     toolCalls: [],
     edits: [],
+    activeTime: [],
+    deliveries: [],
+    sessionStarts: [],
     problems: [
       { path: ctx.path, code: "not-a-task-document", detail: `top-level value is ${shape}, not an array` },
     ],
@@ -195,6 +230,14 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   const events: UsageEvent[] = [];
   const toolCalls: ToolCall[] = [];
   const edits: EditRecord[] = [];
+  const deliveries: DeliveryRecord[] = [];
+  const sessionStarts: SessionStartRecord[] = [];
+  const points: TimelinePoint[] = [];
+  let prevMsg: TimelineMessage | undefined;
+  /** The last message may still change (partial, or a request in flight): its gap waits. */
+  let lastOpen = false;
+  /** The ts of a resume ask not yet followed by any other message. */
+  let pendingResume: number | undefined;
   /** Calls recorded whose answer (the next request's text) has not been read yet. */
   let unanswered: Unanswered[] = [];
   const problems: Problem[] = [];
@@ -212,6 +255,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   );
   const { root, taskId, path, project } = ctx;
   const clientAt = ctx.clientAt ?? (() => root.client);
+  const startCtx = { rootPath: root.path, taskId, agent: TASK_AGENT, project, path, client: root.client };
   let lastTsMs = 0;
   let waitingRequests = 0;
   const requestTs = new Set<number>();
@@ -280,6 +324,10 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
         sourcePath: path,
       });
       if (u.tool.how !== "diff_error") pushEdit(taskEditRecord(u.call, u.tool.how, u.tool.body, outcome));
+      if (outcome === "success" && u.tool.command !== undefined) {
+        const c = u.tool.command;
+        deliveries.push(...deliveryRecords(u.call, [{ buf: c.buf, start: c.start, end: c.end, depth: 1 }]));
+      }
     }
     unanswered = [];
   };
@@ -305,20 +353,36 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
     }
     // A partial message is still streaming: it closes nothing yet.
     const settled = msg.partial !== true;
+    // A text that is not JSON comes as raw bytes (a command line): never a body.
+    const command = commandText(msg.text);
     const body =
-      msg.text !== undefined && !isWrongType(msg.text) ? (msg.text as Record<string, unknown>) : undefined;
+      msg.text !== undefined && !isWrongType(msg.text) && command === undefined
+        ? (msg.text as Record<string, unknown>)
+        : undefined;
+    points.push({ ts, type: gapType(prevMsg, msg), model, provider });
+    prevMsg = msg;
+    lastOpen = !settled;
+    const resumeAsk = msg.type === "ask" && RESUME_ASKS.has(text(msg.ask) ?? "");
+    // A resume ask answered by anything but another resume ask (a SIGINT writes two at one ts).
+    if (pendingResume !== undefined && !resumeAsk) {
+      sessionStarts.push(taskSessionStart(startCtx, "resumed", pendingResume, model, provider));
+      pendingResume = undefined;
+    }
+    if (resumeAsk && settled && ts !== 0) pendingResume = ts;
     if (msg.type === "ask") {
       const ask = text(msg.ask) ?? "";
       // A partial ask is still streaming (rewritten in place, same ts, when it settles).
       if (settled && CALL_ASKS.has(ask)) {
         turns.touch(ts);
-        addTool(ts, "ask", ask === "command" ? COMMAND_TOOL : toolName("tool", body), body);
+        addTool(ts, "ask", ask === "command" ? COMMAND_TOOL : toolName("tool", body), body, command);
       }
       if (settled && STOP_ASKS.has(ask)) close(current);
       continue;
     }
     const say = text(msg.say);
     if (say === "task" || say === "user_feedback") {
+      if (say === "task" && ts !== 0 && !sessionStarts.some((r) => r.startType === "new"))
+        sessionStarts.push(taskSessionStart(startCtx, "new", ts, model, provider));
       turns.open(String(ts), ts);
       continue;
     }
@@ -331,7 +395,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       if (say === "subagent") batchStart = ts;
       // A diff_error stays `partial: true` for good: it is counted as it is.
       if (say === "diff_error") addTool(ts, "diff_error", DIFF_ERROR_TOOL, undefined);
-      else addTool(ts, "say", toolName(say, body), body);
+      else addTool(ts, "say", toolName(say, body), body, say === "command" ? command : undefined);
     } else if (say === "api_req_started") {
       close(current);
       current = undefined;
@@ -370,6 +434,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       // key): while it is the task's last request it waits, as an in-flight one does.
       const retrying = body.cancelReason === "streaming_failed" && i === lastRequest;
       if (counts === undefined || retrying || i >= lastSettled) {
+        if (counts === undefined) lastOpen = i === doc.length - 1;
         waitingRequests++;
         continue;
       }
@@ -407,10 +472,12 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
     how: PendingTool["how"],
     name: string,
     body: Record<string, unknown> | undefined,
+    command?: RawBytes,
   ) {
     const n = toolTs.get(ts) ?? 0;
     toolTs.set(ts, n + 1);
-    const t: PendingTool = isEditBody(body) ? { name, ts, n, how, body } : { name, ts, n, how };
+    const base: PendingTool = isEditBody(body) ? { name, ts, n, how, body } : { name, ts, n, how };
+    const t: PendingTool = command === undefined ? base : { ...base, command };
     (current?.tools ?? orphans).push(t);
   }
 
@@ -470,10 +537,22 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       toolResults,
       turns: turns.done(),
     };
+    const activeTime = activeTimeRecords(points, lastOpen, {
+      sessionId: taskId,
+      agent: TASK_AGENT,
+      project,
+      sourcePath: path,
+      client: clientAt(lastTsMs),
+      keyOf: (startMs) => taskActiveGapKey(root.path, taskId, startMs),
+      streamKey: taskActiveStreamKey(root.path, taskId),
+    });
     return {
       events,
       toolCalls,
       edits,
+      activeTime,
+      deliveries,
+      sessionStarts,
       problems,
       signals,
       sums,

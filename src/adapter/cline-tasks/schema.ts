@@ -7,6 +7,12 @@ import { ANSWER_NEAR, ANSWER_PHRASES } from "./answers.ts";
  */
 export const MAX_EDIT_BYTES = 32 * 1024 * 1024;
 export const MAX_PATH_BYTES = 16 * 1024;
+/**
+ * The longest command line (`say: "command"` / `ask: "command"` text) read for commits and pull
+ * requests, as bytes; a longer one is not read. Any other text that is not JSON (prose) is copied
+ * up to this length too, and dropped.
+ */
+export const MAX_COMMAND_BYTES = 16 * 1024;
 
 /**
  * The tool names of `say: "tool"` (the legacy core's ClineSayTool, docs/cline-format.md §15.4):
@@ -55,7 +61,8 @@ export const uiMessagesSchema = arr(
     type: oneOf(["say", "ask"]),
     say: str(64),
     ask: str(64),
-    text: embedded(textSchema),
+    // JSON for requests and tools; a command line's raw bytes for commands (never decoded).
+    text: embedded(textSchema, { rawFallback: MAX_COMMAND_BYTES }),
     modelInfo: obj({ providerId: str(128), modelId: str(512), mode: str(32) }),
     partial: bool,
   }),

@@ -38,6 +38,9 @@ export async function collectDocument(source: Source): Promise<Observation> {
     events: parsed.events,
     toolCalls: parsed.toolCalls,
     ...(parsed.edits.length > 0 ? { edits: parsed.edits } : {}),
+    ...(parsed.activeTime.length > 0 ? { activeTime: parsed.activeTime } : {}),
+    ...(parsed.deliveries.length > 0 ? { deliveries: parsed.deliveries } : {}),
+    ...(parsed.sessionStarts.length > 0 ? { sessionStarts: parsed.sessionStarts } : {}),
     problems: parsed.problems,
     signals: parsed.signals,
   };

@@ -1,19 +1,24 @@
 import { basename, dirname } from "node:path";
 import { isWrongType } from "../../scan/schema.ts";
+import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type {
+  ActiveTimeRecord,
+  DeliveryRecord,
   DocumentSignals,
   EditRecord,
   Problem,
   SessionHint,
+  SessionStartRecord,
   ToolCall,
   ToolResult,
   UsageEvent,
 } from "../types.ts";
+import { COMMAND_TOOLS, commandDeliveries, commandLines, sessionStart } from "./activity.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
 import { CLI_CLIENT } from "./client.ts";
-import { toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
+import { activeGapKey, activeStreamKey, toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
 import { EDIT_TOOLS, type EditResult, editRecords, type ScannedEditInput } from "./edits.ts";
 import { resultObjects, resultOutcome } from "./outcome.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
@@ -25,6 +30,10 @@ export interface ParsedDocument {
   readonly toolCalls: ToolCall[];
   /** The edits of editor / apply_patch calls whose result is in the document (edits.ts). */
   readonly edits: EditRecord[];
+  /** The lead's closed timeline gaps, its start, and the commits and pull requests of its commands (activity.ts). */
+  readonly activeTime: ActiveTimeRecord[];
+  readonly deliveries: DeliveryRecord[];
+  readonly sessionStarts: SessionStartRecord[];
   readonly problems: Problem[];
   readonly signals: DocumentSignals;
 }
@@ -110,6 +119,9 @@ export function parseMessagesDocument(
       events,
       toolCalls,
       edits: [],
+      activeTime: [],
+      deliveries: [],
+      sessionStarts: [],
       problems,
       signals,
     };
@@ -128,6 +140,9 @@ export function parseMessagesDocument(
       events,
       toolCalls,
       edits: [],
+      activeTime: [],
+      deliveries: [],
+      sessionStarts: [],
       problems,
       signals: emptySignals(sessionId, rootSessionId, agent),
     };
@@ -137,6 +152,11 @@ export function parseMessagesDocument(
   // Edit calls and every result by tool_use id: an edit is counted once its result is known.
   const editCalls: { call: ToolCall; input: ScannedEditInput }[] = [];
   const resultsById = new Map<string, EditResult>();
+  const commandCalls: { call: ToolCall; lines: ReturnType<typeof commandLines> }[] = [];
+  // The timeline (activity.ts): every message in document order, model as of that message.
+  const points: TimelinePoint[] = [];
+  let lastModel = "";
+  let lastProvider = "";
   const turns = new TurnBuilder({ sessionId, rootSessionId, agent, project, path }, (turnId) =>
     turnKey(sessionId, agent, turnId),
   );
@@ -150,6 +170,18 @@ export function parseMessagesDocument(
     earlierTs = latestTs(earlierTs, ts);
     lastTsMs = earlierTs;
     const blocks = msg.content !== undefined && !isWrongType(msg.content) ? msg.content : [];
+    const mi =
+      msg.role === "assistant" && msg.modelInfo !== undefined && !isWrongType(msg.modelInfo)
+        ? msg.modelInfo
+        : undefined;
+    lastModel = text(mi?.id) ?? lastModel;
+    lastProvider = text(mi?.provider) ?? lastProvider;
+    points.push({
+      ts,
+      type: isPrompt(msg.role, blocks) ? "user" : "agent",
+      model: lastModel,
+      provider: lastProvider,
+    });
     if (msg.role === "user") {
       readUserMessage(
         msg.id,
@@ -249,6 +281,8 @@ export function parseMessagesDocument(
       if (EDIT_TOOLS.has(call.toolName) && use.input !== undefined && !isWrongType(use.input)) {
         editCalls.push({ call, input: use.input as ScannedEditInput });
       }
+      if (COMMAND_TOOLS.has(call.toolName) && use.input !== undefined && !isWrongType(use.input))
+        commandCalls.push({ call, lines: commandLines(use.input as { commands?: unknown }) });
     }
   }
   const edits: EditRecord[] = [];
@@ -256,6 +290,27 @@ export function parseMessagesDocument(
     const result = resultsById.get(e.call.toolUseId ?? "");
     if (result !== undefined) edits.push(...editRecords(e.call, e.input, result));
   }
+  const deliveries = commandCalls.flatMap((c) =>
+    commandDeliveries(c.call, c.lines, resultsById.get(c.call.toolUseId ?? "")),
+  );
+  // Only the lead's timeline and start: a sub-agent or teammate runs inside the lead's tool call.
+  const lead = agent === "lead";
+  const self = { sessionId, agent, project, path, client };
+  const activeTime = lead
+    ? activeTimeRecords(points, false, {
+        ...self,
+        sourcePath: path,
+        keyOf: (startMs) => activeGapKey(sessionId, agent, startMs),
+        streamKey: activeStreamKey(sessionId, agent),
+      })
+    : [];
+  const first = points.find((p) => p.ts > 0);
+  // The model the session started with: its first response's.
+  const firstModel = points.find((p) => p.model !== "");
+  const sessionStarts =
+    lead && first !== undefined
+      ? [sessionStart(self, first.ts, firstModel?.model ?? "", firstModel?.provider ?? "")]
+      : [];
   const signals: DocumentSignals = {
     sessionId,
     rootSessionId,
@@ -264,7 +319,26 @@ export function parseMessagesDocument(
     toolResults,
     turns: turns.done(),
   };
-  return { sessionId, agent, events, toolCalls, edits, problems, signals };
+  return {
+    sessionId,
+    agent,
+    events,
+    toolCalls,
+    edits,
+    activeTime,
+    deliveries,
+    sessionStarts,
+    problems,
+    signals,
+  };
+}
+
+/** A user message that is a prompt (no tool result): the gap it closes is the user's. */
+function isPrompt(role: unknown, blocks: readonly unknown[]): boolean {
+  if (role !== "user") return false;
+  for (const b of blocks)
+    if (!isWrongType(b) && (b as { type?: unknown }).type === "tool_result") return false;
+  return true;
 }
 
 function emptySignals(sessionId: string, rootSessionId: string, agent: string): DocumentSignals {

@@ -10,6 +10,8 @@ const ERROR_MAX_BYTES = 4096;
 const RESULT_PREFIX_BYTES = 64;
 /** No error text is this: an `error` string decodes to `unlisted`, saying only that it is there. */
 const PRESENT_ONLY = "\u0000cline-otel: present";
+/** A command line: read as bytes for commits and pull requests (src/scan/command-kinds.ts); longer is not read. */
+export const COMMAND_MAX_BYTES = 64 * 1024;
 
 /**
  * A tool result's JSON, `{query, result, success}` or `{query, result: "", error}` (docs/cline-format.md
@@ -54,8 +56,8 @@ export const messagesDocumentSchema = obj({
         cacheWriteTokens: num,
         cost: num,
       }),
-      // tool_use: id, name, and of an edit's input (editor, apply_patch) only raw bytes and the
-      // insert line. tool_result: tool_use_id, is_error, and its JSON as toolResultJson says
+      // tool_use: id, name, and of an edit's input (editor, apply_patch) and of run_commands' command
+      // lines only raw bytes and the insert line. tool_result: tool_use_id, is_error, and its JSON as toolResultJson says
       // (an array of them for most tools, a JSON string holding one for others).
       content: arr(
         obj({
@@ -70,6 +72,8 @@ export const messagesDocumentSchema = obj({
             new_text: raw(EDIT_TEXT_MAX_BYTES),
             insert_line: num,
             input: raw(EDIT_TEXT_MAX_BYTES),
+            // run_commands: one command line or an array of them, as bytes (never decoded).
+            commands: shape({ string: raw(COMMAND_MAX_BYTES), array: arr(raw(COMMAND_MAX_BYTES)) }),
           }),
           content: shape({ string: embedded(toolResultJson), array: arr(toolResultItem) }),
         }),

@@ -18,6 +18,8 @@ export interface ExportState {
   readonly finalCallWatermark?: number;
   /** Highest edit id delivered (delta; absent = 0, e.g. a ledger from before edits, schema v3). */
   readonly editWatermark?: number;
+  /** Highest activity id delivered (delta; absent = 0: a ledger from before activity, schema v3). */
+  readonly activityWatermark?: number;
   /** Start of the next delta window (the end of the last delivered one). */
   readonly windowStartNs: bigint;
   /** Ledger read time of the last delivered export: every change older than it was in it. */
@@ -32,6 +34,8 @@ export interface StateRow {
   compaction_watermark: number;
   final_call_watermark: number;
   edit_watermark: number;
+  /** Absent where a statement does not select it (export_backfill keeps no activity watermark). */
+  activity_watermark?: number;
   window_start_ns: string;
   last_success_ms: number;
 }
@@ -57,11 +61,16 @@ export class ExportStates {
     const hasEditWatermark =
       db.prepare("SELECT 1 FROM pragma_table_info('export_state') WHERE name = 'edit_watermark'").get() !==
       undefined;
+    const hasActivityWatermark =
+      db
+        .prepare("SELECT 1 FROM pragma_table_info('export_state') WHERE name = 'activity_watermark'")
+        .get() !== undefined;
     this.get_ = db.prepare(
       `SELECT event_watermark, call_watermark, ${hasCaptureWatermark ? "capture_watermark" : "0 AS capture_watermark"},
          ${hasCompactionWatermark ? "compaction_watermark" : "0 AS compaction_watermark"},
          ${hasFinalCallWatermark ? "final_call_watermark" : "0 AS final_call_watermark"},
          ${hasEditWatermark ? "edit_watermark" : "0 AS edit_watermark"},
+         ${hasActivityWatermark ? "activity_watermark" : "0 AS activity_watermark"},
          window_start_ns, last_success_ms
        FROM export_state WHERE exporter = @exporter`,
     );
@@ -78,6 +87,7 @@ export class ExportStates {
         compactionWatermark: 0,
         finalCallWatermark: 0,
         editWatermark: 0,
+        activityWatermark: 0,
         windowStartNs: this.streamStartNs,
         lastSuccessMs: 0,
       };
@@ -89,14 +99,15 @@ export class ExportStates {
     // Prepared on first use: only a writable ledger (always at this build's schema) writes.
     this.put_ ??= this.db.prepare(
       `INSERT INTO export_state (exporter, event_watermark, call_watermark, capture_watermark,
-         compaction_watermark, final_call_watermark, edit_watermark, window_start_ns, last_success_ms)
+         compaction_watermark, final_call_watermark, edit_watermark, activity_watermark, window_start_ns,
+         last_success_ms)
        VALUES (@exporter, @eventWatermark, @callWatermark, @captureWatermark, @compactionWatermark,
-         @finalCallWatermark, @editWatermark, @windowStartNs, @lastSuccessMs)
+         @finalCallWatermark, @editWatermark, @activityWatermark, @windowStartNs, @lastSuccessMs)
        ON CONFLICT (exporter) DO UPDATE SET event_watermark = excluded.event_watermark,
          call_watermark = excluded.call_watermark, capture_watermark = excluded.capture_watermark,
          compaction_watermark = excluded.compaction_watermark,
          final_call_watermark = excluded.final_call_watermark, edit_watermark = excluded.edit_watermark,
-         window_start_ns = excluded.window_start_ns, last_success_ms = excluded.last_success_ms`,
+         activity_watermark = excluded.activity_watermark, window_start_ns = excluded.window_start_ns, last_success_ms = excluded.last_success_ms`,
     );
     this.put_.run(stateParams(s));
   }
@@ -111,6 +122,7 @@ export function stateFromRow(exporter: string, r: StateRow): ExportState {
     compactionWatermark: r.compaction_watermark,
     finalCallWatermark: r.final_call_watermark,
     editWatermark: r.edit_watermark,
+    activityWatermark: r.activity_watermark ?? 0,
     windowStartNs: BigInt(r.window_start_ns),
     lastSuccessMs: r.last_success_ms,
   };
@@ -126,6 +138,7 @@ export function stateParams(s: ExportState) {
     compactionWatermark: s.compactionWatermark ?? 0,
     finalCallWatermark: s.finalCallWatermark ?? 0,
     editWatermark: s.editWatermark ?? 0,
+    activityWatermark: s.activityWatermark ?? 0,
     windowStartNs: s.windowStartNs.toString(),
     lastSuccessMs: s.lastSuccessMs,
   };

@@ -46,7 +46,7 @@ export const WHOLE_LEDGER: ReportWindow = {
   bucketMs: 1,
 };
 
-export type GroupKind = "events" | "calls" | "events-without-calls" | "edits";
+export type GroupKind = "events" | "calls" | "events-without-calls" | "edits" | "activity";
 
 function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
   const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
@@ -57,6 +57,15 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
     throw new Error("events without calls have no tool dimension");
   }
   const range = "ts_ms >= @fromMs AND ts_ms < @toMs";
+  if (kind === "activity") {
+    // Active time (s, by type), commits and pull requests (docs/report.md); no tool dimension.
+    return `SELECT ${sel([
+      "IFNULL(SUM(CASE WHEN kind = 'active_time' AND detail = 'user' THEN amount ELSE 0 END), 0) / 1000.0 AS activeUserSeconds",
+      "IFNULL(SUM(CASE WHEN kind = 'active_time' AND detail = 'agent' THEN amount ELSE 0 END), 0) / 1000.0 AS activeAgentSeconds",
+      "IFNULL(SUM(kind = 'commit'), 0) AS commits",
+      "IFNULL(SUM(kind = 'pull_request'), 0) AS pullRequests",
+    ])} FROM activity WHERE kind IN ('active_time', 'commit', 'pull_request') AND ${range} ${group} ${order}`;
+  }
   if (kind === "edits") {
     // Lines of the accepted edits (what was delivered); decisions counted apart (docs/report.md).
     return `SELECT ${sel([
@@ -181,6 +190,8 @@ export class ReportQueries {
   grouped(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
     // The edits table came with v3, as the rollup did: a read-only view of an older ledger has none.
     if (kind === "edits" && !this.hasRollup) return [];
+    // Activity came with v3 too, and has no tool: a per-tool view shows it in the totals only.
+    if (kind === "activity" && (!this.hasRollup || dims.includes("tool"))) return [];
     return this.statement(`${kind}:${dims.join(",")}`, () => groupSql(kind, dims)).all(
       paramsOf(dims, window),
     ) as Record<string, unknown>[];
@@ -197,6 +208,7 @@ export class ReportQueries {
     if (
       !this.hasRollup ||
       kind === "edits" ||
+      kind === "activity" ||
       dims.includes("session") ||
       dims.includes("tool") ||
       (dims.includes("bucket") && bucketMs % ROLLUP_BUCKET_MS !== 0)

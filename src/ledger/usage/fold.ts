@@ -8,6 +8,7 @@
  * deterministic function for one column (registered on the connection), nothing else.
  */
 import type Database from "better-sqlite3";
+import { ACTIVITY_SERIES_KEY, type ActivitySeriesRow } from "../delivered/activity.ts";
 import { EDIT_SERIES_KEY, type EditSeriesRow } from "../delivered/edits.ts";
 import type { GenaiSeriesRow } from "../genai/layout.ts";
 import { DUR, histogramColumns, MAIN, OUT } from "../genai/layout.ts";
@@ -124,6 +125,12 @@ export const FOLD_TABLES = {
       SUM(inexact_lines_removed) AS inexactLinesRemoved, ${TIMES}`,
     live: LIVE,
   },
+  activity: {
+    table: "activity_series",
+    key: ACTIVITY_SERIES_KEY,
+    totals: `SUM(amount) AS amount, SUM(records) AS records, ${TIMES}`,
+    live: LIVE,
+  },
   genai: {
     table: "genai_rows",
     key: GENAI_SERIES_KEY,
@@ -209,6 +216,10 @@ export class SeriesFolds {
 
   *edit(f: LiveFilter, key: FoldKey, page: FoldPage): IterableIterator<Folded<EditSeriesRow>> {
     yield* this.read("edit", f, key, page) as IterableIterator<Folded<EditSeriesRow>>;
+  }
+
+  *activity(f: LiveFilter, key: FoldKey, page: FoldPage): IterableIterator<Folded<ActivitySeriesRow>> {
+    yield* this.read("activity", f, key, page) as IterableIterator<Folded<ActivitySeriesRow>>;
   }
 
   /**

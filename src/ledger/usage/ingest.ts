@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
 import type { Captures } from "../captures/captures.ts";
 import type { Checkpoints } from "../collection/checkpoints.ts";
+import { type Activity, ActivitySums, activityRows } from "../delivered/activity.ts";
 import { EditSums, type Edits, invalidEdit } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "../signals/signals.ts";
@@ -23,6 +24,8 @@ export interface CommitResult {
   readonly editsAdded?: number;
   /** Edits an adapter handed over that cannot be stored (invalid counts or enums): skipped, reported. */
   readonly editsInvalid?: readonly { readonly editKey: string; readonly reason: string }[];
+  /** Present when the observation carried activity records: how many were new. */
+  readonly activityAdded?: number;
 }
 
 type Components = { input: number; output: number; cacheRead: number; cacheWrite: number };
@@ -49,6 +52,7 @@ export class Ingest {
     private readonly signals?: Signals,
     private readonly compactions?: Compactions,
     private readonly edits?: Edits,
+    private readonly activity?: Activity,
   ) {
     this.st = prepare(db);
     this.rollup = new RollupSums(db);
@@ -138,6 +142,7 @@ export class Ingest {
       );
     const invalid: { editKey: string; reason: string }[] = [];
     const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined, invalid);
+    const activityAdded = this.insertActivity(o, adapter, nowMs);
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
     let capturesAdded: number | undefined;
@@ -164,6 +169,7 @@ export class Ingest {
       ...(callsUpgraded === 0 ? {} : { callsUpgraded }),
       ...(editsAdded === undefined ? {} : { editsAdded }),
       ...(invalid.length === 0 ? {} : { editsInvalid: invalid }),
+      ...(activityAdded === undefined ? {} : { activityAdded }),
     };
   }
 
@@ -194,6 +200,20 @@ export class Ingest {
       added++;
     }
     this.edits.flush(sums, nowMs);
+    return added;
+  }
+
+  /** The observation's activity records, each stored once by its key (first view wins), with its series sums. */
+  private insertActivity(o: ReadObservation, adapter: string, nowMs: number): number | undefined {
+    if (this.activity === undefined) return undefined;
+    if (o.activeTime === undefined && o.deliveries === undefined && o.sessionStarts === undefined)
+      return undefined;
+    const sums = new ActivitySums();
+    let added = 0;
+    if (o.activeTime !== undefined)
+      added += this.activity.insertActiveTime(o.activeTime, adapter, nowMs, sums);
+    for (const r of activityRows(o)) if (this.activity.insert(r, adapter, nowMs, sums)) added++;
+    this.activity.flush(sums, nowMs);
     return added;
   }
 

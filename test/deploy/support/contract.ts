@@ -22,6 +22,11 @@ export const COUNTERS: Readonly<Record<string, string>> = {
   // What Cline delivered (issue 29): file edits by decision, and their lines.
   "cline.lines_of_code": "cline_lines_of_code_total",
   "cline.code_edit.decisions": "cline_code_edit_decisions_total",
+  // Active time, commits, pull requests, sessions (issue 29).
+  "cline.active_time": "cline_active_time_total",
+  "cline.commits": "cline_commits_total",
+  "cline.pull_requests": "cline_pull_requests_total",
+  "cline.sessions": "cline_sessions_total",
 };
 
 /**
@@ -92,6 +97,8 @@ export const LABELS: Readonly<Record<string, string>> = {
   "cline.lines.exact": "cline_lines_exact",
   // on every point (docs/metrics.md "Query convention")
   "cline_otel.producer": "cline_otel_producer",
+  // cline.sessions
+  start_type: "start_type",
   // health counters
   code: "code",
   exporter: "exporter",
