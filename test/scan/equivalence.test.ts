@@ -212,8 +212,14 @@ describe("scanner equals JSON.parse + allow-list projection", () => {
           content: [
             { type: "thinking" },
             { type: "text" },
-            // input is an object: decoded for its edit fields (none here).
-            { type: "tool_use", id: "toolu_mock_1_0", name: "run_commands", input: {} },
+            // input is an object: its edit fields (none here) and its command lines as raw bytes
+            // (commits and pull requests: src/scan/command-kinds.ts), never decoded by the scanner.
+            {
+              type: "tool_use",
+              id: "toolu_mock_1_0",
+              name: "run_commands",
+              input: { commands: [{ rawText: "ls -1 <WORK>/ws" }] },
+            },
           ],
           modelInfo: { id: "claude-sonnet-4-5-20250929", provider: "anthropic" },
           metrics: {

@@ -104,8 +104,16 @@ export function countEditor(input: ScannedEditInput, created: boolean): Counted 
     return { operation: "modify", linesAdded: added, linesRemoved: 0, exact: !tooLong, language };
   }
   if (created || oldText === undefined) {
-    const added = newText === undefined ? 0 : lineCount(newText);
-    return { operation: "create", linesAdded: added, linesRemoved: 0, exact: !tooLong, language };
+    // No readable new text (a malformed input): nothing is known of its lines, so not exact.
+    if (newText === undefined)
+      return { operation: "create", linesAdded: 0, linesRemoved: 0, exact: false, language };
+    return {
+      operation: "create",
+      linesAdded: lineCount(newText),
+      linesRemoved: 0,
+      exact: !tooLong,
+      language,
+    };
   }
   if (newText === undefined) {
     // Nothing readable to compare against: what the old text says is all that is known.
