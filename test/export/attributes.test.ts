@@ -61,12 +61,6 @@ describe("allow-list", () => {
         "vcs.repository.url.full",
         "vcs.repository.name",
         "vcs.owner.name",
-        // file edits (docs/metrics.md "What Cline delivered")
-        "operation",
-        "decision",
-        "source",
-        "language",
-        "cline.lines.exact",
         // cline.sessions
         "start_type",
       ].sort(),

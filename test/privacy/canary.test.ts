@@ -98,7 +98,7 @@ function poisonedDoc(c: (field: string) => string): object {
         content: [
           {
             type: "tool_use",
-            id: "toolu_3",
+            id: "toolu_e3",
             name: "editor",
             input: {
               path: `/work/${c("path")}/a.ts`,
@@ -148,7 +148,7 @@ function poisonedDoc(c: (field: string) => string): object {
         content: [
           {
             type: "tool_result",
-            tool_use_id: "toolu_3",
+            tool_use_id: "toolu_e3",
             name: "editor",
             content: JSON.stringify({
               query: c("edit_query"),
