@@ -1,7 +1,8 @@
-import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
+import { existsSync, type FSWatcher, watch } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { WatchPlan } from "../adapter/types.ts";
 import type { Logger } from "../util/log.ts";
+import { type HeldSubdirectories, rememberedSubdirectories, sameDirSet } from "./watch-inputs.ts";
 
 export type { WatchPlan } from "../adapter/types.ts";
 
@@ -62,6 +63,10 @@ export class DirWatcher {
   private refused = false;
   private warned = false;
   private closed = false;
+  /** The sources roots' folders as last listed (a stat per root instead of a readdir). */
+  private readonly rootListings = new Map<string, HeldSubdirectories>();
+  /** What the last complete refresh was computed from (see refresh): undefined = compute again. */
+  private last: { readonly roots: string; readonly sourceDirs: ReadonlySet<string> } | undefined;
 
   constructor(private readonly opts: WatchOptions) {}
 
@@ -87,6 +92,7 @@ export class DirWatcher {
    */
   refresh(sourceDirs: Iterable<string>): string[] {
     if (this.closed) return [];
+    const dirSet = sourceDirs instanceof Set ? (sourceDirs as ReadonlySet<string>) : new Set(sourceDirs);
     const plans = this.opts.plans;
     const wanted = new Map<string, Interest[]>();
     const want = (dir: string, i: Interest): void => {
@@ -106,15 +112,17 @@ export class DirWatcher {
       wantAt(p.sourcesRoot, "sessions", i);
       for (const d of p.otherDirs ?? []) wantAt(d, "other", i);
     });
+    // Every source folder, with documents or not yet: its first document must be seen too.
+    const listed = plans.map((p) => rememberedSubdirectories(p.sourcesRoot, this.rootListings));
+    const roots = rootsKey(wanted);
+    if (unchangedInputs(this.last, roots, listed, dirSet)) return [];
     const max = this.opts.maxDirs ?? DEFAULT_MAX_DIRS;
     let sessions = 0;
     this.refused = false;
-    // Every source folder, with documents or not yet: its first document must be seen too.
-    const folders: [string, number][] = plans.flatMap((p, i) =>
-      subdirectories(p.sourcesRoot).map((d): [string, number] => [d, i]),
-    );
-    const roots = new Map(plans.map((p, i) => [p.sourcesRoot, i]));
-    for (const d of sourceDirs) folders.push([d, roots.get(dirname(d)) ?? ANY_PLAN]);
+    this.last = undefined;
+    const folders: [string, number][] = listed.flatMap((l, i) => l.dirs.map((d): [string, number] => [d, i]));
+    const rootIndex = new Map(plans.map((p, i) => [p.sourcesRoot, i]));
+    for (const d of dirSet) folders.push([d, rootIndex.get(dirname(d)) ?? ANY_PLAN]);
     for (const [d, plan] of folders) {
       if (wanted.has(d)) continue;
       if (sessions >= max) {
@@ -135,6 +143,11 @@ export class DirWatcher {
     for (const [dir, interests] of wanted) {
       if (this.watchers.has(dir)) continue;
       if (this.add(dir, interests) && interests.some((i) => i.role === "session")) added.push(dir);
+    }
+    // Only a refresh that watched all it wanted may be skipped next time (a refused or failed
+    // directory is tried again at each refresh).
+    if (!this.refused && [...wanted.keys()].every((d) => this.watchers.has(d))) {
+      this.last = { roots, sourceDirs: dirSet };
     }
     return added;
   }
@@ -175,6 +188,7 @@ export class DirWatcher {
       // The directory went away or the watch broke: drop it, the next refresh re-adds it if it exists.
       watcher.close();
       if (this.watchers.get(dir)?.watcher === watcher) this.watchers.delete(dir);
+      this.last = undefined;
       this.opts.onChange({ rediscover: true });
     });
     this.watchers.set(dir, { watcher, key: keyOf(interests) });
@@ -244,17 +258,30 @@ function nextName(at: string, dir: string): string {
   return relative(at, dir).split(sep)[0] ?? "";
 }
 
-/** The source folders of a sources root (none when it does not exist yet). */
-function subdirectories(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => join(root, d.name));
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return [];
-    throw e;
-  }
+/** The watched roots and ancestors (not the source folders) with their interests, as one string. */
+function rootsKey(wanted: ReadonlyMap<string, readonly Interest[]>): string {
+  let k = "";
+  for (const [dir, interests] of wanted) k += `${dir}\0${keyOf(interests)}\n`;
+  return k;
+}
+
+/**
+ * Whether a refresh would watch exactly what the last complete one did: the same roots and
+ * ancestors, every sources root's listing the held one, and the same source folders. Then the
+ * watches already match and the refresh is skipped (the idle daemon's sweep, every minute).
+ */
+export function unchangedInputs(
+  last: { readonly roots: string; readonly sourceDirs: ReadonlySet<string> } | undefined,
+  roots: string,
+  listed: readonly { readonly fresh: boolean }[],
+  sourceDirs: ReadonlySet<string>,
+): boolean {
+  return (
+    last !== undefined &&
+    last.roots === roots &&
+    listed.every((l) => !l.fresh) &&
+    sameDirSet(last.sourceDirs, sourceDirs)
+  );
 }
 
 function existingAncestor(dir: string): string {

@@ -45,8 +45,13 @@ export interface PriceTable {
   readonly vendorPrefixes: ReadonlyMap<string, string>;
   /** Providers preferred by the provider-agnostic fallback, in order (see `pickAnyProvider`). */
   readonly preferredProviders: readonly string[];
-  /** model -> the provider-agnostic fallback choice, precomputed from `byProvider`. */
-  readonly anyProvider: ReadonlyMap<string, { readonly provider: string; readonly price: Price }>;
+  /** model -> the provider-agnostic fallback choice, from `byProvider` (prices.ts: lazyAnyProvider). */
+  readonly anyProvider: AnyProviderIndex;
+}
+
+/** The provider-agnostic fallback by model id (a Map will do; the catalog's is computed per model). */
+export interface AnyProviderIndex {
+  get(model: string): { readonly provider: string; readonly price: Price } | undefined;
 }
 
 /** How a price was found, most to least specific. */

@@ -8,6 +8,7 @@ import {
   computeCost,
   effectiveCachePrices,
   isClineFree,
+  lazyAnyProvider,
   lookupPrice,
   type Price,
   pickAnyProvider,
@@ -243,3 +244,77 @@ describe("ANY_PROVIDER rows", () => {
 function p1(input: number): Price {
   return { input, output: input };
 }
+
+describe("lazyAnyProvider", () => {
+  /** The eager index the catalog table used to build: every model's listings, then one choice each. */
+  function eagerIndex(
+    byProvider: ReadonlyMap<string, ReadonlyMap<string, Price>>,
+    preferred: readonly string[],
+  ) {
+    const listings = new Map<string, { provider: string; price: Price }[]>();
+    for (const [provider, models] of byProvider) {
+      if (provider === ANY_PROVIDER) continue;
+      for (const [model, price] of models)
+        listings.set(model, [...(listings.get(model) ?? []), { provider, price }]);
+    }
+    const out = new Map<string, { provider: string; price: Price }>();
+    for (const [model, list] of listings) {
+      const c = pickAnyProvider(list, preferred);
+      if (c) out.set(model, c);
+    }
+    return out;
+  }
+
+  it("chooses for every catalog model what the eager index chose, and nothing for unlisted ones", () => {
+    const eager = eagerIndex(table.byProvider, VENDOR_PROVIDERS);
+    const lazy = lazyAnyProvider(table.byProvider, VENDOR_PROVIDERS);
+    expect(eager.size).toBeGreaterThan(1000);
+    for (const [model, choice] of eager) expect(lazy.get(model)).toEqual(choice);
+    expect(lazy.get("no-such-model-anywhere")).toBeUndefined();
+    // Asked again: the same answer (kept), including a miss.
+    expect(lazy.get("no-such-model-anywhere")).toBeUndefined();
+  });
+
+  it("building a table looks at no provider's models; a lookup looks at each provider once per model", () => {
+    const gets: string[] = [];
+    const counted = (name: string, models: Map<string, Price>): ReadonlyMap<string, Price> =>
+      new Proxy(models, {
+        get(target, key) {
+          if (key === "get")
+            return (m: string) => {
+              gets.push(`${name}:${m}`);
+              return target.get(m);
+            };
+          const v = Reflect.get(target, key, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+    let iterated = 0;
+    const inner = new Map([
+      ["a", counted("a", new Map([["m", p1(2)]]))],
+      [
+        "b",
+        counted(
+          "b",
+          new Map([
+            ["m", p1(3)],
+            ["n", p1(4)],
+          ]),
+        ),
+      ],
+    ]);
+    const byProvider = new Proxy(inner, {
+      get(target, key) {
+        if (key === Symbol.iterator || key === "entries" || key === "forEach" || key === "values") iterated++;
+        const v = Reflect.get(target, key, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const t = buildPriceTable({ source: "t", byProvider, preferredProviders: ["b"] });
+    expect(iterated).toBe(0);
+    expect(gets).toEqual([]);
+    expect(t.anyProvider.get("m")).toEqual({ provider: "b", price: p1(3) });
+    expect(t.anyProvider.get("m")).toEqual({ provider: "b", price: p1(3) });
+    expect(gets).toEqual(["a:m", "b:m"]);
+  });
+});

@@ -15,7 +15,7 @@ import {
 } from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
-import { discoverTasks, UI_MESSAGES } from "./discover.ts";
+import { discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
 import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
 import {
   type ClientAt,
@@ -109,6 +109,8 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   let discoveryStats: ReadonlyMap<string, Stats> = new Map();
   /** The last discovery's sources by path: listed again unchanged, they are the same objects. */
   let previous: ReadonlyMap<string, Source> = new Map();
+  /** Each root's `tasks/` listing, held while its mark holds (discover.ts listTaskIds). */
+  const heldTaskIds = new Map<string, HeldTaskIds>();
   /** Roots where the last discovery listed a task without a history entry (its cwd may come). */
   let entryless: ReadonlySet<string> | undefined;
 
@@ -161,7 +163,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   return {
     id: CLINE_TASKS_ADAPTER_ID,
     async discover() {
-      const d = await discoverTasks(roots, history, previous);
+      const d = await discoverTasks(roots, history, previous, heldTaskIds);
       const byPathNow = new Map<string, Source>();
       for (const s of d.sources) byPathNow.set(s.path, s);
       previous = byPathNow;

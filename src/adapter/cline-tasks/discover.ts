@@ -5,6 +5,7 @@
  */
 import { readdirSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
+import { dirMark, LISTING_CONFIRM_MS, sameMark } from "../listings.ts";
 import type { DiscoverResult, Problem, Source } from "../types.ts";
 import type { HistoryCache, HistoryEntry } from "./history.ts";
 import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
@@ -36,6 +37,55 @@ export function taskFileProblem(path: string, st: Stats | undefined): Problem | 
   return { path, code: "not-a-file", detail: `${UI_MESSAGES} is ${kind}` };
 }
 
+/** A `tasks/` dir's task folder names as last listed, with the dir's mark then (listings.ts). */
+export interface HeldTaskIds {
+  readonly mark: string;
+  /** Wall-clock ms read before the stat that gave `mark`. */
+  readonly takenMs: number;
+  readonly ids: readonly string[];
+}
+
+function readTaskIds(tasksDir: string): string[] {
+  return readdirSync(tasksDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+}
+
+/**
+ * The task folder names of `tasksDir`, sorted: with a memo, the held names while the dir's mark
+ * holds and the listing is confirmed (taken LISTING_CONFIRM_MS after the dir's last change), i.e.
+ * a stat instead of a readdir of 10,000 entries at each idle sweep; a task added or removed
+ * changes the dir's mtime and ctime. Throws stat's or readdir's error (ENOENT: no such root).
+ */
+export function listTaskIds(
+  tasksDir: string,
+  memo?: Map<string, HeldTaskIds>,
+  now: () => number = Date.now,
+): readonly string[] {
+  if (memo === undefined) return readTaskIds(tasksDir);
+  const takenMs = now();
+  let s: Stats;
+  try {
+    s = statSync(tasksDir);
+  } catch (e) {
+    memo.delete(tasksDir);
+    throw e;
+  }
+  const held = memo.get(tasksDir);
+  if (
+    held !== undefined &&
+    held.takenMs - Math.max(s.mtimeMs, s.ctimeMs) >= LISTING_CONFIRM_MS &&
+    sameMark(held.mark, s)
+  ) {
+    return held.ids;
+  }
+  memo.delete(tasksDir);
+  const ids = readTaskIds(tasksDir);
+  memo.set(tasksDir, { mark: dirMark(s), takenMs, ids });
+  return ids;
+}
+
 /**
  * `previous`: the last discovery's sources by path; one that is listed again with the same hint is
  * that same object (an idle pass over 10,000 tasks allocates no new Source, and collects less).
@@ -44,6 +94,8 @@ export async function discoverTasks(
   roots: readonly TaskRoot[],
   history: HistoryCache,
   previous: ReadonlyMap<string, Source> = new Map(),
+  /** The `tasks/` listings held across discoveries of one process (listTaskIds). */
+  held?: Map<string, HeldTaskIds>,
 ): Promise<TasksDiscovery> {
   const sources: Source[] = [];
   const problems: Problem[] = [];
@@ -54,12 +106,9 @@ export async function discoverTasks(
   const entryless = new Set<string>();
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
-    let ids: string[];
+    let ids: readonly string[];
     try {
-      ids = readdirSync(tasksDir, { withFileTypes: true })
-        .filter((d) => d.isDirectory())
-        .map((d) => d.name)
-        .sort();
+      ids = listTaskIds(tasksDir, held);
     } catch (e) {
       // A root that does not exist is the normal case for most candidates: not a problem.
       if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") continue;

@@ -3,7 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { discoverTasks, taskFileProblem } from "../../../src/adapter/cline-tasks/discover.ts";
+import {
+  discoverTasks,
+  type HeldTaskIds,
+  listTaskIds,
+  taskFileProblem,
+} from "../../../src/adapter/cline-tasks/discover.ts";
 import { HistoryCache } from "../../../src/adapter/cline-tasks/history.ts";
 import { counts, ROOT, request, say, writeTask } from "./helpers.ts";
 
@@ -41,5 +46,46 @@ describe("discoverTasks", () => {
       ["/tasks/2/ui_messages.json", "not-a-file"],
       ["/tasks/3/ui_messages.json", "unreadable"],
     ]);
+  });
+});
+
+describe("listTaskIds", () => {
+  const later = () => Date.now() + 10_000;
+
+  it("answers from the held listing while the tasks dir's mark holds (no readdir)", () => {
+    const tasks = join(dir, "tasks");
+    mkdirSync(join(tasks, "2"), { recursive: true });
+    mkdirSync(join(tasks, "1"));
+    const memo = new Map<string, HeldTaskIds>();
+    expect(listTaskIds(tasks, memo, later)).toEqual(["1", "2"]);
+    const held = memo.get(tasks);
+    if (held === undefined) throw new Error("not held");
+    memo.set(tasks, { ...held, ids: ["sentinel"] });
+    expect(listTaskIds(tasks, memo, later)).toEqual(["sentinel"]);
+  });
+
+  it("lists again when a task folder appears, or when the listing is not confirmed yet", () => {
+    const tasks = join(dir, "tasks");
+    mkdirSync(join(tasks, "1"), { recursive: true });
+    const memo = new Map<string, HeldTaskIds>();
+    listTaskIds(tasks, memo, later);
+    mkdirSync(join(tasks, "3"));
+    expect(listTaskIds(tasks, memo, later)).toEqual(["1", "3"]);
+    const young = new Map<string, HeldTaskIds>();
+    listTaskIds(tasks, young); // taken right after the change: unconfirmed
+    const h = young.get(tasks);
+    if (h === undefined) throw new Error("not held");
+    young.set(tasks, { ...h, ids: ["sentinel"] });
+    expect(listTaskIds(tasks, young)).toEqual(["1", "3"]);
+  });
+
+  it("a tasks dir that went away throws ENOENT and is forgotten", () => {
+    const tasks = join(dir, "tasks");
+    mkdirSync(join(tasks, "1"), { recursive: true });
+    const memo = new Map<string, HeldTaskIds>();
+    listTaskIds(tasks, memo, later);
+    rmSync(tasks, { recursive: true });
+    expect(() => listTaskIds(tasks, memo, later)).toThrow(/ENOENT/);
+    expect(memo.has(tasks)).toBe(false);
   });
 });
