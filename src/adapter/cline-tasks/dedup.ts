@@ -8,6 +8,8 @@
 import { CLINE_TASKS_ADAPTER_ID } from "./types.ts";
 
 function part(s: string): string {
+  // Most components (the root, ids, times) need no escaping: returned as they are, no regex run.
+  if (!s.includes("%") && !s.includes("|")) return s;
   return s.replace(/%/g, "%25").replace(/\|/g, "%7C");
 }
 

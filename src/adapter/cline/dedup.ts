@@ -9,6 +9,8 @@
  * of the Cline surfaces (messages, tool calls, turns, captures).
  */
 export function keyPart(s: string): string {
+  // Most components (ids, agents, times) need no escaping: returned as they are, no regex run.
+  if (!s.includes("%") && !s.includes("|")) return s;
   return s.replace(/%/g, "%25").replace(/\|/g, "%7C");
 }
 

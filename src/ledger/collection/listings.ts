@@ -23,7 +23,7 @@ export class Listings implements ListingStore {
       // is the listing itself (columns named as its fields), no second object per row.
       load: db.prepare("SELECT path, mark, taken_ms AS takenMs, entries FROM listings WHERE scope = @scope"),
       put: db.prepare(
-        `INSERT INTO listings (scope, path, mark, taken_ms, entries) VALUES (@scope, @path, @mark, @takenMs, @entries)
+        `INSERT INTO listings (scope, path, mark, taken_ms, entries) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (scope, path) DO UPDATE SET mark = excluded.mark, taken_ms = excluded.taken_ms,
            entries = excluded.entries`,
       ),
@@ -33,7 +33,8 @@ export class Listings implements ListingStore {
       (scope: string, put: ReadonlyMap<string, StoredListing>, drop: readonly string[]) => {
         for (const path of drop) this.st.drop.run({ scope, path });
         for (const [path, l] of put) {
-          this.st.put.run({ scope, path, mark: l.mark, takenMs: l.takenMs, entries: l.entries });
+          // By position (a row per session folder of a first walk).
+          this.st.put.run(scope, path, l.mark, l.takenMs, l.entries);
         }
       },
     );

@@ -93,7 +93,7 @@ export function activeTimeRows(
     if (g.startMs < coveredMs) continue;
     covered = Math.max(covered, g.startMs + g.durationMs);
     const hour = Math.floor(g.startMs / HOUR_MS);
-    const id = [g.type, hour, g.model, g.provider, g.client ?? ""].join("\u0000");
+    const id = `${g.type}\u0000${hour}\u0000${g.model}\u0000${g.provider}\u0000${g.client ?? ""}`;
     const prev = byGroup.get(id);
     if (prev !== undefined) {
       prev.amount += g.durationMs;
@@ -132,7 +132,8 @@ export function activityRows(o: {
 }
 
 interface Sum {
-  readonly key: Record<string, string>;
+  /** The series key's values, in ACTIVITY_SERIES_KEY order. */
+  readonly key: readonly string[];
   amount: number;
   records: number;
   lastEventMs: number;
@@ -143,17 +144,8 @@ export class ActivitySums {
   private readonly sums = new Map<string, Sum>();
 
   add(r: ActivityRow): void {
-    const key = {
-      sessionId: r.sessionId,
-      agent: r.agent,
-      project: r.project,
-      model: r.model,
-      provider: r.provider,
-      client: r.client,
-      kind: r.kind,
-      detail: r.detail,
-    };
-    const id = Object.values(key).join("\u0000");
+    const key = [r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail];
+    const id = key.join("\u0000");
     let s = this.sums.get(id);
     if (s === undefined) {
       s = { key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY };
@@ -196,7 +188,23 @@ export class Activity {
 
   /** Stores one record once (its key); true when this INSERT inserted it, and then `sums` gets it. */
   insert(r: ActivityRow, adapter: string, nowMs: number, sums: ActivitySums): boolean {
-    const info = this.writes().insert.run({ ...r, adapter, nowMs });
+    // By position, in the INSERT's column order (see prepareWrites): a row per record of a backfill.
+    const info = this.writes().insert.run(
+      r.key,
+      r.kind,
+      r.detail,
+      r.amount,
+      adapter,
+      r.sessionId,
+      r.agent,
+      r.tsMs,
+      r.model,
+      r.provider,
+      r.project,
+      r.client,
+      r.sourcePath,
+      nowMs,
+    );
     if (info.changes === 0) return false;
     sums.add(r);
     return true;
@@ -221,11 +229,11 @@ export class Activity {
     const w = this.writes();
     let added = 0;
     for (const [stream, list] of byStream) {
-      const covered = (w.covered.get({ stream }) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
+      const covered = (w.covered.get(stream) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
       const fresh = activeTimeRows(list, covered);
       if (fresh.rows.length === 0) continue;
       for (const r of fresh.rows) if (this.insert(r, adapter, nowMs, sums)) added++;
-      w.cover.run({ stream, coveredMs: fresh.coveredMs });
+      w.cover.run(stream, fresh.coveredMs);
     }
     return added;
   }
@@ -233,8 +241,8 @@ export class Activity {
   /** Writes a commit's series sums (inside its transaction, after its inserts). */
   flush(sums: ActivitySums, nowMs: number): void {
     const st = this.writes().series;
-    for (const s of sums.values())
-      st.run({ ...s.key, amount: s.amount, records: s.records, nowMs, lastEventMs: s.lastEventMs });
+    // By position: the key's values (ACTIVITY_SERIES_KEY order), then the sums.
+    for (const s of sums.values()) st.run(...s.key, s.amount, s.records, nowMs, nowMs, s.lastEventMs);
   }
 
   /** Every series (tests, audits, report). */
@@ -289,22 +297,22 @@ const clamp = (ms: number): number =>
 
 function prepareWrites(db: Database.Database) {
   return {
+    // The two per-record statements bind by position (a property lookup from native code per named
+    // parameter cost more than the row's insert: docs/performance.md, "The cold backfill's per-row cost").
     insert: db.prepare(
       `INSERT INTO activity (activity_key, kind, detail, amount, adapter, session_id, agent, ts_ms, model, provider,
          project, client, source_path, ingested_ms)
-       VALUES (@key, @kind, @detail, @amount, @adapter, @sessionId, @agent, @tsMs, @model, @provider, @project,
-         @client, @sourcePath, @nowMs)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (activity_key) DO NOTHING`,
     ),
-    covered: db.prepare("SELECT covered_ms AS coveredMs FROM activity_streams WHERE stream_key = @stream"),
+    covered: db.prepare("SELECT covered_ms AS coveredMs FROM activity_streams WHERE stream_key = ?"),
     cover: db.prepare(
-      `INSERT INTO activity_streams (stream_key, covered_ms) VALUES (@stream, @coveredMs)
+      `INSERT INTO activity_streams (stream_key, covered_ms) VALUES (?, ?)
        ON CONFLICT (stream_key) DO UPDATE SET covered_ms = max(covered_ms, excluded.covered_ms)`,
     ),
     series: db.prepare(
       `INSERT INTO activity_series (${KEY}, amount, records, first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @kind, @detail, @amount, @records,
-         @nowMs, @nowMs, @lastEventMs)
+       VALUES (${ACTIVITY_SERIES_KEY.map(() => "?").join(", ")}, ?, ?, ?, ?, ?)
        ON CONFLICT (${KEY}) DO UPDATE SET amount = amount + excluded.amount, records = records + excluded.records,
          updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
     ),

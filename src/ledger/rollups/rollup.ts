@@ -45,8 +45,7 @@ export class RollupSums {
     this.upsert = db.prepare(
       `INSERT INTO report_rollup (bucket_ms, agent, model, provider, project, client, no_calls, input, output,
          cache_read, cache_write, events, tool_calls)
-       VALUES (@bucketMs, @agent, @model, @provider, @project, @client, @noCalls, @input, @output, @cacheRead,
-         @cacheWrite, @events, @toolCalls)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (bucket_ms, agent, model, provider, project, client, no_calls) DO UPDATE SET
          input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
@@ -115,7 +114,24 @@ export class RollupSums {
 
   /** Upserts every key summed since `reset`, then forgets them. */
   write(): void {
-    for (const c of this.cells.values()) this.upsert.run(c);
+    // By position, in the INSERT's column order (a key per quarter hour of a backfill's history: as
+    // many as its requests when they are spread thin; docs/performance.md, "The cold backfill's per-row cost").
+    for (const c of this.cells.values())
+      this.upsert.run(
+        c.bucketMs,
+        c.agent,
+        c.model,
+        c.provider,
+        c.project,
+        c.client,
+        c.noCalls,
+        c.input,
+        c.output,
+        c.cacheRead,
+        c.cacheWrite,
+        c.events,
+        c.toolCalls,
+      );
     this.cells = new Map();
   }
 }

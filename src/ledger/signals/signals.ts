@@ -118,13 +118,7 @@ export class Signals {
   ): void {
     this.nowMs = nowMs;
     const w = this.writes();
-    w.putDocument.run({
-      sourcePath,
-      rootSessionId: doc.rootSessionId,
-      sessionId: doc.sessionId,
-      agent: doc.agent,
-      lastTsMs: doc.lastTsMs,
-    });
+    w.putDocument.run(sourcePath, doc.rootSessionId, doc.sessionId, doc.agent, doc.lastTsMs);
     const { turnKeys, results } = index;
     // A request is final when read: the commit that inserted its event gave it its seq there
     // (Ingest: `requestSeq`), so what is left here is its GenAI observation.
@@ -159,7 +153,7 @@ export class Signals {
           turnKey: turnKeys.get(c.turnId ?? "") ?? "",
         };
         if (!end?.final) {
-          w.putCall.run({ callKey: c.callKey, ...ids, sourcePath });
+          w.putCall.run(c.callKey, ids.messageId, ids.toolUseId, ids.turnKey, sourcePath);
           this.finals.openCalls = true;
         } else this.finals.putRecord(c.callKey, c.timestampMs, end.endMs, end.outcome, false, c, ids);
       } else if (end?.final) {
@@ -300,18 +294,18 @@ export class Signals {
 
   private recordTurn(t: AgentTurn): void {
     const w = this.writes();
-    w.putTurn.run({
-      turnKey: t.turnKey,
-      rootSessionId: t.rootSessionId,
-      sessionId: t.sessionId,
-      agent: t.agent,
-      turnId: t.turnId,
-      project: t.project,
-      startMs: t.startMs,
-      endMs: t.endMs,
-      closed: t.closed ? 1 : 0,
-      sourcePath: t.sourcePath,
-    });
+    w.putTurn.run(
+      t.turnKey,
+      t.rootSessionId,
+      t.sessionId,
+      t.agent,
+      t.turnId,
+      t.project,
+      t.startMs,
+      t.endMs,
+      t.closed ? 1 : 0,
+      t.sourcePath,
+    );
     if (!t.closed) return;
     const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
     if (row !== undefined) this.finals.turn(row);

@@ -7,14 +7,18 @@ import type Database from "better-sqlite3";
 /** The record side's statements, prepared once per ledger (on the first commit). */
 export function prepareSignalWrites(db: Database.Database) {
   return {
+    // putDocument and putTurn (a row per document and per turn of a backfill) bind by position, in
+    // their column order: a named parameter is a property lookup from native code (docs/performance.md,
+    // "The cold backfill's per-row cost").
     putDocument: db.prepare(
       `INSERT INTO signal_documents (source_path, root_session_id, session_id, agent, last_ts_ms)
-       VALUES (@sourcePath, @rootSessionId, @sessionId, @agent, @lastTsMs)
+       VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (source_path) DO UPDATE SET last_ts_ms = max(last_ts_ms, excluded.last_ts_ms)`,
     ),
+    // By position too: a row per call read without its result (every call of a task-format backfill).
     putCall: db.prepare(
       `INSERT INTO signal_calls (call_key, message_id, tool_use_id, turn_key, source_path)
-       VALUES (@callKey, @messageId, @toolUseId, @turnKey, @sourcePath)
+       VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (call_key) DO NOTHING`,
     ),
     putResult: db.prepare(
@@ -39,7 +43,7 @@ export function prepareSignalWrites(db: Database.Database) {
     putTurn: db.prepare(
       `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms, end_ms,
          closed, source_path)
-       VALUES (@turnKey, @rootSessionId, @sessionId, @agent, @turnId, @project, @startMs, @endMs, @closed, @sourcePath)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
          closed = max(closed, excluded.closed)
        WHERE final = 0`,

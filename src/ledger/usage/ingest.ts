@@ -7,7 +7,8 @@ import { EditSums, type Edits, invalidEdit } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
 import { type CallRecord, type Inserted, indexDocument, type Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
-import { SERIES_KEY, type UsageSeriesRow } from "./series.ts";
+import { prepareIngest } from "./ingest-statements.ts";
+import type { UsageSeriesRow } from "./series.ts";
 
 export type ReadObservation = Extract<Observation, { status: "read" }>;
 
@@ -54,7 +55,7 @@ export class Ingest {
     private readonly edits?: Edits,
     private readonly activity?: Activity,
   ) {
-    this.st = prepare(db);
+    this.st = prepareIngest(db);
     this.rollup = new RollupSums(db);
     // The GenAI and rollup sums of all sources of a transaction are written once, at its end (in it).
     this.run = db.transaction((o: ReadObservation) => {
@@ -143,8 +144,8 @@ export class Ingest {
     const invalid: { editKey: string; reason: string }[] = [];
     const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined, invalid);
     const activityAdded = this.insertActivity(o, adapter, nowMs);
-    for (const u of sums.usage.values()) this.st.usageSeries.run(u.params(nowMs));
-    for (const t of sums.tool.values()) this.st.toolSeries.run(t.params(nowMs));
+    for (const u of sums.usage.values()) this.st.usageSeries.run(u.values(nowMs));
+    for (const t of sums.tool.values()) this.st.toolSeries.run(t.values(nowMs));
     let capturesAdded: number | undefined;
     if (o.captures !== undefined) {
       capturesAdded = 0;
@@ -225,35 +226,36 @@ export class Ingest {
     turnKeys: ReadonlyMap<string, string> | undefined,
   ): boolean {
     const signals = turnKeys === undefined ? undefined : this.signals;
-    const info = this.st.insertEvent.run({
-      signalSeq: signals === undefined ? null : signals.requestSeq(),
-      turnKey: turnKeys === undefined ? null : (turnKeys.get(e.turnId ?? "") ?? ""),
-      startMs: turnKeys === undefined ? null : (e.startMs ?? 0),
-      dedupKey: e.dedupKey,
+    // By position, in EVENT_COLUMNS order (see EVENT_COLUMNS).
+    const info = this.st.insertEvent.run(
+      e.dedupKey,
       adapter,
-      sessionId: e.sessionId,
-      agent: e.agent,
-      messageId: e.messageId,
-      tsMs: e.timestampMs,
-      model: e.model,
-      provider: e.provider,
-      project: e.project,
-      input: e.input,
-      output: e.output,
-      cacheRead: e.cacheRead,
-      cacheWrite: e.cacheWrite,
-      total: e.total,
-      cacheBranch: e.cacheBranch,
-      recordedCost: e.recordedCost,
-      toolCalls: e.toolCallCount,
-      sourcePath: e.sourcePath,
-      client: e.client ?? "",
-      endKnown: e.endApproximate === true ? 0 : 1,
+      e.sessionId,
+      e.agent,
+      e.messageId,
+      e.timestampMs,
+      e.model,
+      e.provider,
+      e.project,
+      e.input,
+      e.output,
+      e.cacheRead,
+      e.cacheWrite,
+      e.total,
+      e.cacheBranch,
+      e.recordedCost,
+      e.toolCallCount,
+      e.sourcePath,
       nowMs,
-    });
+      signals === undefined ? null : signals.requestSeq(),
+      turnKeys === undefined ? null : (turnKeys.get(e.turnId ?? "") ?? ""),
+      turnKeys === undefined ? null : (e.startMs ?? 0),
+      e.client ?? "",
+      e.endApproximate === true ? 0 : 1,
+    );
     if (info.changes === 0) return false;
     signals?.claimSeq();
-    sums.usageOf(seriesKeyOf(e)).add(e, 1, e.timestampMs);
+    sums.usageOf(e).add(e, 1, e.timestampMs);
     this.rollup.addEvent(e);
     return true;
   }
@@ -287,32 +289,62 @@ export class Ingest {
         }
       : ZERO;
     const known = paid ? 1 : 0;
-    // Without signals (an adapter without them), the row without its record columns.
-    const insert = record === undefined ? this.st.insertCall : this.st.insertCallRecord;
-    const info = insert.run({
-      ...record,
-      callKey: c.callKey,
-      usageKey: paid ? c.usageKey : "",
-      sessionId: c.sessionId,
-      agent: c.agent,
-      toolName: c.toolName,
-      tsMs: c.timestampMs,
-      divisor: d,
-      model: c.model,
-      provider: c.provider,
-      project: c.project,
-      shareInput: share.input,
-      shareOutput: share.output,
-      shareCacheRead: share.cacheRead,
-      shareCacheWrite: share.cacheWrite,
-      sourcePath: c.sourcePath,
-      client: c.client ?? "",
-      nowMs,
-      known,
-    });
+    // By position, in CALL_COLUMNS order, then (with its signal record) RECORD_COLUMNS order; without
+    // signals (an adapter without them), the row without its record columns.
+    const client = c.client ?? "";
+    const usageKey = paid ? c.usageKey : "";
+    const info =
+      record === undefined
+        ? this.st.insertCall.run(
+            c.callKey,
+            usageKey,
+            c.sessionId,
+            c.agent,
+            c.toolName,
+            c.timestampMs,
+            d,
+            c.model,
+            c.provider,
+            c.project,
+            share.input,
+            share.output,
+            share.cacheRead,
+            share.cacheWrite,
+            c.sourcePath,
+            nowMs,
+            known,
+            client,
+          )
+        : this.st.insertCallRecord.run(
+            c.callKey,
+            usageKey,
+            c.sessionId,
+            c.agent,
+            c.toolName,
+            c.timestampMs,
+            d,
+            c.model,
+            c.provider,
+            c.project,
+            share.input,
+            share.output,
+            share.cacheRead,
+            share.cacheWrite,
+            c.sourcePath,
+            nowMs,
+            known,
+            client,
+            record.signalSeq,
+            record.endMs,
+            record.outcome,
+            record.cancelled,
+            record.turnKey,
+            record.messageId,
+            record.toolUseId,
+          );
     if (info.changes > 0) {
       if (record !== undefined && record.signalSeq !== null) this.signals?.claimSeq();
-      sums.toolOf(seriesKeyOf(c), c.toolName, known).add(share, 1, c.timestampMs);
+      sums.toolOf(c, c.toolName, known).add(share, 1, c.timestampMs);
       this.rollup.addCall(c);
       return "added";
     }
@@ -334,64 +366,6 @@ export class Ingest {
 }
 
 const ZERO: Components = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-const CALL_COLUMNS = `call_key, usage_key, session_id, agent, tool_name, ts_ms, divisor, model, provider, project,
-  share_input, share_output, share_cache_read, share_cache_write, source_path, ingested_ms, first_known, client`;
-const CALL_VALUES = `@callKey, @usageKey, @sessionId, @agent, @toolName, @tsMs, @divisor, @model, @provider,
-  @project, @shareInput, @shareOutput, @shareCacheRead, @shareCacheWrite, @sourcePath, @nowMs, @known, @client`;
-
-function prepare(db: Database.Database) {
-  return {
-    insertEvent: db.prepare(
-      `INSERT INTO events (dedup_key, adapter, session_id, agent, message_id, ts_ms, model, provider, project,
-         input, output, cache_read, cache_write, total, cache_branch, recorded_cost, tool_calls, source_path, ingested_ms,
-         signal_seq, turn_key, start_ms, client, end_known)
-       VALUES (@dedupKey, @adapter, @sessionId, @agent, @messageId, @tsMs, @model, @provider, @project,
-         @input, @output, @cacheRead, @cacheWrite, @total, @cacheBranch, @recordedCost, @toolCalls, @sourcePath, @nowMs,
-         @signalSeq, @turnKey, @startMs, @client, @endKnown)
-       ON CONFLICT (dedup_key) DO NOTHING`,
-    ),
-    getEventComponents: db.prepare(
-      "SELECT input, output, cache_read AS cacheRead, cache_write AS cacheWrite FROM events WHERE dedup_key = @key",
-    ),
-    insertCall: db.prepare(
-      `INSERT INTO tool_calls (${CALL_COLUMNS}) VALUES (${CALL_VALUES}) ON CONFLICT (call_key) DO NOTHING`,
-    ),
-    // With its signal record columns (Signals.callRecord: all NULL while the call is open).
-    insertCallRecord: db.prepare(
-      `INSERT INTO tool_calls (${CALL_COLUMNS}, signal_seq, end_ms, outcome, cancelled, turn_key, message_id,
-         tool_use_id)
-       VALUES (${CALL_VALUES}, @signalSeq, @endMs, @outcome, @cancelled, @turnKey, @messageId, @toolUseId)
-       ON CONFLICT (call_key) DO NOTHING`,
-    ),
-    upgradeCall: db.prepare(
-      `UPDATE tool_calls SET usage_key = @usageKey, divisor = @divisor, share_input = @shareInput,
-         share_output = @shareOutput, share_cache_read = @shareCacheRead, share_cache_write = @shareCacheWrite
-       WHERE call_key = @callKey AND usage_key = ''
-       RETURNING session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
-         ts_ms AS tsMs`,
-    ),
-    usageSeries: db.prepare(
-      `INSERT INTO usage_series (${SERIES_KEY}, input, output, cache_read, cache_write, events, first_ms, updated_ms,
-         last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @input, @output, @cacheRead, @cacheWrite,
-         @n, @nowMs, @nowMs, @lastEventMs)
-       ON CONFLICT (${SERIES_KEY}) DO UPDATE SET input = input + excluded.input, output = output + excluded.output,
-         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
-         events = events + excluded.events, updated_ms = excluded.updated_ms,
-         last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
-    ),
-    toolSeries: db.prepare(
-      `INSERT INTO tool_series (${SERIES_KEY}, tool_name, usage_known, calls, input, output, cache_read, cache_write,
-         first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @toolName, @usageKnown, @n, @input,
-         @output, @cacheRead, @cacheWrite, @nowMs, @nowMs, @lastEventMs)
-       ON CONFLICT (${SERIES_KEY}, tool_name, usage_known) DO UPDATE SET calls = calls + excluded.calls,
-         input = input + excluded.input, output = output + excluded.output,
-         cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
-         updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
-    ),
-  };
-}
 
 /** The running sum of one series over the rows a commit adds. */
 class SeriesSum {
@@ -402,7 +376,8 @@ class SeriesSum {
   n = 0;
   lastEventMs = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly key: Record<string, string | number>) {}
+  /** `key`: the series key's values in its upsert's column order (SERIES_KEY[, tool_name, usage_known]). */
+  constructor(private readonly key: readonly (string | number)[]) {}
 
   add(c: Components, n: number, ts: number): void {
     this.input += c.input;
@@ -413,33 +388,31 @@ class SeriesSum {
     if (ts > this.lastEventMs) this.lastEventMs = ts;
   }
 
-  params(nowMs: number): Record<string, string | number> {
-    return {
+  /** The upsert's values: the key's, then sumColumns' (ingest-statements.ts). */
+  values(nowMs: number): (string | number)[] {
+    return [
       ...this.key,
-      input: this.input,
-      output: this.output,
-      cacheRead: this.cacheRead,
-      cacheWrite: this.cacheWrite,
-      n: this.n,
+      this.input,
+      this.output,
+      this.cacheRead,
+      this.cacheWrite,
+      this.n,
       nowMs,
-      lastEventMs: this.lastEventMs,
-    };
+      nowMs,
+      this.lastEventMs,
+    ];
   }
 }
 
 /** The key of a usage series (SERIES_KEY), and the prefix of a tool series'. */
 type SeriesKey = Pick<UsageSeriesRow, "sessionId" | "agent" | "project" | "model" | "provider" | "client">;
 
-/** An event's or call's series key (no client said: ''). */
-function seriesKeyOf(r: Omit<SeriesKey, "client"> & { readonly client?: string | undefined }): SeriesKey {
-  return {
-    sessionId: r.sessionId,
-    agent: r.agent,
-    project: r.project,
-    model: r.model,
-    provider: r.provider,
-    client: r.client ?? "",
-  };
+/** An event's, call's or stored call's series key (no client said: ''). */
+type KeyOf = Omit<SeriesKey, "client"> & { readonly client?: string | undefined };
+
+/** A series key's values in SERIES_KEY order. */
+function keyValues(k: KeyOf): string[] {
+  return [k.sessionId, k.agent, k.project, k.model, k.provider, k.client ?? ""];
 }
 
 /** Per-commit running sums of the rows added, by series key. */
@@ -447,23 +420,22 @@ class SeriesSums {
   readonly usage = new Map<string, SeriesSum>();
   readonly tool = new Map<string, SeriesSum>();
 
-  usageOf(k: SeriesKey): SeriesSum {
-    const id = [k.sessionId, k.agent, k.project, k.model, k.provider, k.client].join("\u0000");
+  usageOf(k: KeyOf): SeriesSum {
+    // The map key built as one string (no array per row); the key's values only for a new series.
+    const id = `${k.sessionId}\u0000${k.agent}\u0000${k.project}\u0000${k.model}\u0000${k.provider}\u0000${k.client ?? ""}`;
     let s = this.usage.get(id);
     if (s === undefined) {
-      s = new SeriesSum(seriesKeyOf(k));
+      s = new SeriesSum(keyValues(k));
       this.usage.set(id, s);
     }
     return s;
   }
 
-  toolOf(k: SeriesKey, toolName: string, usageKnown: 0 | 1): SeriesSum {
-    const id = [k.sessionId, k.agent, k.project, k.model, k.provider, k.client, toolName, usageKnown].join(
-      "\u0000",
-    );
+  toolOf(k: KeyOf, toolName: string, usageKnown: 0 | 1): SeriesSum {
+    const id = `${k.sessionId}\u0000${k.agent}\u0000${k.project}\u0000${k.model}\u0000${k.provider}\u0000${k.client ?? ""}\u0000${toolName}\u0000${usageKnown}`;
     let s = this.tool.get(id);
     if (s === undefined) {
-      s = new SeriesSum({ ...seriesKeyOf(k), toolName, usageKnown });
+      s = new SeriesSum([...keyValues(k), toolName, usageKnown]);
       this.tool.set(id, s);
     }
     return s;
