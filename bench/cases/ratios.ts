@@ -60,15 +60,16 @@ function cpuOf(fn: () => void, reps: number): number {
 }
 
 /** The idle `run` daemon (exporter off) on an already-collected ledger: passes and CPU over `seconds`. */
-async function daemonMinute(
+export async function daemonMinute(
   env: NodeJS.ProcessEnv,
   stateDir: string,
   seconds: number,
   walk: () => void,
+  bin = BIN,
 ): Promise<DaemonMinute> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [BIN, "run", "--state-dir", stateDir, "--log-level", "debug"],
+    [bin, "run", "--state-dir", stateDir, "--log-level", "debug"],
     {
       env: {
         ...env,

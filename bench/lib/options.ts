@@ -6,6 +6,7 @@ export const CASES = [
   "startup",
   "cli",
   "ratios",
+  "delivered",
   "scan",
   "backfill",
   "idle",

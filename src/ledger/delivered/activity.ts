@@ -10,7 +10,7 @@
  */
 import type Database from "better-sqlite3";
 import type { ActiveTimeRecord, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
-import type { IdWindow, LiveFilter } from "../usage/series.ts";
+import { clampMs, idReads, type KeyedSum, SeriesStore, SeriesSums } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
 export const ACTIVITY_VERSION = 3;
@@ -131,19 +131,23 @@ export function activityRows(o: {
   return rows;
 }
 
-interface Sum {
-  readonly key: Record<string, string>;
+/** An activity series' key columns, as the upsert names them. */
+type ActivityKey = Readonly<Record<string, string>>;
+
+interface Sum extends KeyedSum<ActivityKey> {
   amount: number;
   records: number;
   lastEventMs: number;
 }
 
 /** Per-commit sums by series: one upsert per distinct series, not one per record. */
-export class ActivitySums {
-  private readonly sums = new Map<string, Sum>();
+export class ActivitySums extends SeriesSums<ActivityKey, Sum> {
+  constructor() {
+    super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
+  }
 
   add(r: ActivityRow): void {
-    const key = {
+    const s = this.of({
       sessionId: r.sessionId,
       agent: r.agent,
       project: r.project,
@@ -152,20 +156,10 @@ export class ActivitySums {
       client: r.client,
       kind: r.kind,
       detail: r.detail,
-    };
-    const id = Object.values(key).join("\u0000");
-    let s = this.sums.get(id);
-    if (s === undefined) {
-      s = { key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY };
-      this.sums.set(id, s);
-    }
+    });
     s.amount += r.amount;
     s.records++;
     if (r.tsMs > s.lastEventMs) s.lastEventMs = r.tsMs;
-  }
-
-  values(): IterableIterator<Sum> {
-    return this.sums.values();
   }
 }
 
@@ -173,30 +167,19 @@ const KEY = ACTIVITY_SERIES_KEY.join(", ");
 const COLS = `session_id AS sessionId, agent, project, model, provider, client, kind, detail, amount, records,
   first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs`;
 
-export class Activity {
-  private w: ReturnType<typeof prepareWrites> | undefined;
-  private r: ReturnType<typeof prepareReads> | undefined;
-
+export class Activity extends SeriesStore<
+  ActivitySeriesRow,
+  ReturnType<typeof prepareWrites>,
+  ReturnType<typeof prepareReads>
+> {
   /** `present`: false on a read-only view of a ledger from before ACTIVITY_VERSION (no tables). */
-  constructor(
-    private readonly db: Database.Database,
-    readonly present: boolean,
-  ) {}
-
-  private writes(): ReturnType<typeof prepareWrites> {
-    this.w ??= prepareWrites(this.db);
-    return this.w;
-  }
-
-  private reads(): ReturnType<typeof prepareReads> | undefined {
-    if (!this.present) return undefined;
-    this.r ??= prepareReads(this.db);
-    return this.r;
+  constructor(db: Database.Database, present: boolean) {
+    super(db, present, prepareWrites, prepareReads);
   }
 
   /** Stores one record once (its key); true when this INSERT inserted it, and then `sums` gets it. */
   insert(r: ActivityRow, adapter: string, nowMs: number, sums: ActivitySums): boolean {
-    const info = this.writes().insert.run({ ...r, adapter, nowMs });
+    const info = this.st.writes().insert.run({ ...r, adapter, nowMs });
     if (info.changes === 0) return false;
     sums.add(r);
     return true;
@@ -218,7 +201,7 @@ export class Activity {
       if (list === undefined) byStream.set(g.streamKey, [g]);
       else list.push(g);
     }
-    const w = this.writes();
+    const w = this.st.writes();
     let added = 0;
     for (const [stream, list] of byStream) {
       const covered = (w.covered.get({ stream }) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
@@ -230,46 +213,9 @@ export class Activity {
     return added;
   }
 
-  /** Writes a commit's series sums (inside its transaction, after its inserts). */
-  flush(sums: ActivitySums, nowMs: number): void {
-    const st = this.writes().series;
-    for (const s of sums.values())
-      st.run({ ...s.key, amount: s.amount, records: s.records, nowMs, lastEventMs: s.lastEventMs });
-  }
-
-  /** Every series (tests, audits, report). */
-  series(): ActivitySeriesRow[] {
-    return (this.reads()?.all.all() ?? []) as ActivitySeriesRow[];
-  }
-
-  /** The series the cumulative TTL keeps. */
-  *live(f: LiveFilter): IterableIterator<ActivitySeriesRow> {
-    const r = this.reads();
-    if (r !== undefined)
-      yield* r.live.iterate({
-        eventSince: clamp(f.eventSinceMs),
-        updatedSince: clamp(f.updatedSinceMs),
-      }) as IterableIterator<ActivitySeriesRow>;
-  }
-
-  /** The records of one id window aggregated per series (delta). */
-  delta(w: IdWindow): ActivitySeriesRow[] {
-    return (this.reads()?.delta.all(w) ?? []) as ActivitySeriesRow[];
-  }
-
-  /** The highest record id (0: none): a delta exporter's next watermark candidate. */
-  maxId(): number {
-    return (this.reads()?.maxId.get() as { max: number } | undefined)?.max ?? 0;
-  }
-
-  /** Records by row (tests, audits). */
-  rows(): Record<string, unknown>[] {
-    return (this.reads()?.rows.all() ?? []) as Record<string, unknown>[];
-  }
-
   /** Totals per session between two times (report): active ms by type, commits, pull requests. */
   totals(sinceMs: number, untilMs: number): ActivityTotalsRow[] {
-    return (this.reads()?.totals.all({ sinceMs: clamp(sinceMs), untilMs: clamp(untilMs) }) ??
+    return (this.st.reads()?.totals.all({ sinceMs: clampMs(sinceMs), untilMs: clampMs(untilMs) }) ??
       []) as ActivityTotalsRow[];
   }
 }
@@ -283,9 +229,6 @@ export interface ActivityTotalsRow {
   readonly commits: number;
   readonly pullRequests: number;
 }
-
-const clamp = (ms: number): number =>
-  Number.isFinite(ms) ? Math.trunc(ms) : ms > 0 ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
 
 function prepareWrites(db: Database.Database) {
   return {
@@ -324,8 +267,7 @@ function prepareReads(db: Database.Database) {
          MAX(ts_ms) AS lastEventMs
        FROM activity WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
     ),
-    maxId: db.prepare("SELECT IFNULL(MAX(id), 0) AS max FROM activity"),
-    rows: db.prepare("SELECT * FROM activity ORDER BY id"),
+    ...idReads(db, "activity"),
     totals: db.prepare(
       `SELECT session_id AS sessionId, project,
          SUM(CASE WHEN kind = 'active_time' AND detail = 'user' THEN amount ELSE 0 END) AS activeUserMs,
