@@ -37,7 +37,6 @@ import { answerOutcomes, isErrorOf } from "./answers.ts";
 import {
   requestKey,
   subagentUsageKey,
-  taskActiveGapKey,
   taskActiveStreamKey,
   taskToolKey,
   taskTurnKey,
@@ -543,7 +542,6 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       project,
       sourcePath: path,
       client: clientAt(lastTsMs),
-      keyOf: (startMs) => taskActiveGapKey(root.path, taskId, startMs),
       streamKey: taskActiveStreamKey(root.path, taskId),
     });
     return {

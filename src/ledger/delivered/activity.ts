@@ -89,7 +89,7 @@ export function activeTimeRows(
   let covered = coveredMs;
   for (const g of gaps) {
     if (!Number.isSafeInteger(g.durationMs) || g.durationMs <= 0)
-      throw new Error(`active time ${g.activityKey}: not a duration in ms: ${g.durationMs}`);
+      throw new Error(`active time ${g.streamKey} at ${g.startMs}: not a duration in ms: ${g.durationMs}`);
     if (g.startMs < coveredMs) continue;
     covered = Math.max(covered, g.startMs + g.durationMs);
     const hour = Math.floor(g.startMs / HOUR_MS);
@@ -131,32 +131,21 @@ export function activityRows(o: {
   return rows;
 }
 
-/** An activity series' key columns, as the upsert names them. */
-type ActivityKey = Readonly<Record<string, string>>;
-
-interface Sum extends KeyedSum<ActivityKey> {
+interface Sum extends KeyedSum {
   amount: number;
   records: number;
   lastEventMs: number;
 }
 
 /** Per-commit sums by series: one upsert per distinct series, not one per record. */
-export class ActivitySums extends SeriesSums<ActivityKey, Sum> {
+export class ActivitySums extends SeriesSums<Sum> {
   constructor() {
     super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
   }
 
   add(r: ActivityRow): void {
-    const s = this.of({
-      sessionId: r.sessionId,
-      agent: r.agent,
-      project: r.project,
-      model: r.model,
-      provider: r.provider,
-      client: r.client,
-      kind: r.kind,
-      detail: r.detail,
-    });
+    // ACTIVITY_SERIES_KEY's order.
+    const s = this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
     s.amount += r.amount;
     s.records++;
     if (r.tsMs > s.lastEventMs) s.lastEventMs = r.tsMs;
@@ -170,16 +159,41 @@ const COLS = `session_id AS sessionId, agent, project, model, provider, client, 
 export class Activity extends SeriesStore<
   ActivitySeriesRow,
   ReturnType<typeof prepareWrites>,
-  ReturnType<typeof prepareReads>
+  ReturnType<typeof prepareReads>,
+  Sum
 > {
   /** `present`: false on a read-only view of a ledger from before ACTIVITY_VERSION (no tables). */
   constructor(db: Database.Database, present: boolean) {
-    super(db, present, prepareWrites, prepareReads);
+    super(db, present, prepareWrites, prepareReads, (s, nowMs) => [
+      ...s.key,
+      s.amount,
+      s.records,
+      nowMs,
+      nowMs,
+      s.lastEventMs,
+    ]);
   }
 
   /** Stores one record once (its key); true when this INSERT inserted it, and then `sums` gets it. */
   insert(r: ActivityRow, adapter: string, nowMs: number, sums: ActivitySums): boolean {
-    const info = this.st.writes().insert.run({ ...r, adapter, nowMs });
+    // Positional, in INSERT_COLUMNS' order (named parameters cost a lookup each: see Edits.insert).
+    const { insert } = this.st.writes();
+    const info = insert.run(
+      r.key,
+      r.kind,
+      r.detail,
+      r.amount,
+      adapter,
+      r.sessionId,
+      r.agent,
+      r.tsMs,
+      r.model,
+      r.provider,
+      r.project,
+      r.client,
+      r.sourcePath,
+      nowMs,
+    );
     if (info.changes === 0) return false;
     sums.add(r);
     return true;
@@ -230,13 +244,28 @@ export interface ActivityTotalsRow {
   readonly pullRequests: number;
 }
 
+/** The columns of a record's INSERT, in the order `insert` binds them. */
+const INSERT_COLUMNS = [
+  "activity_key",
+  "kind",
+  "detail",
+  "amount",
+  "adapter",
+  "session_id",
+  "agent",
+  "ts_ms",
+  "model",
+  "provider",
+  "project",
+  "client",
+  "source_path",
+  "ingested_ms",
+] as const;
+
 function prepareWrites(db: Database.Database) {
   return {
     insert: db.prepare(
-      `INSERT INTO activity (activity_key, kind, detail, amount, adapter, session_id, agent, ts_ms, model, provider,
-         project, client, source_path, ingested_ms)
-       VALUES (@key, @kind, @detail, @amount, @adapter, @sessionId, @agent, @tsMs, @model, @provider, @project,
-         @client, @sourcePath, @nowMs)
+      `INSERT INTO activity (${INSERT_COLUMNS.join(", ")}) VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})
        ON CONFLICT (activity_key) DO NOTHING`,
     ),
     covered: db.prepare("SELECT covered_ms AS coveredMs FROM activity_streams WHERE stream_key = @stream"),
@@ -246,8 +275,7 @@ function prepareWrites(db: Database.Database) {
     ),
     series: db.prepare(
       `INSERT INTO activity_series (${KEY}, amount, records, first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @kind, @detail, @amount, @records,
-         @nowMs, @nowMs, @lastEventMs)
+       VALUES (${ACTIVITY_SERIES_KEY.map(() => "?").join(", ")}, ?, ?, ?, ?, ?)
        ON CONFLICT (${KEY}) DO UPDATE SET amount = amount + excluded.amount, records = records + excluded.records,
          updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
     ),

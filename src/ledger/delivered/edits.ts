@@ -67,11 +67,8 @@ const SUMS = `COUNT(*) AS edits, SUM(lines_added) AS linesAdded, SUM(lines_remov
   SUM(lines_removed * (1 - exact)) AS inexactLinesRemoved, MIN(ingested_ms) AS firstMs,
   MAX(ingested_ms) AS updatedMs, MAX(ts_ms) AS lastEventMs`;
 
-/** An edit series' key columns, as the upsert names them. */
-type EditKey = Readonly<Record<string, string>>;
-
 /** One series' sums over the edits a commit adds. */
-interface Sum extends KeyedSum<EditKey> {
+interface Sum extends KeyedSum {
   edits: number;
   linesAdded: number;
   linesRemoved: number;
@@ -82,7 +79,7 @@ interface Sum extends KeyedSum<EditKey> {
 }
 
 /** Per-commit sums by series: one upsert per distinct series, not one per edit. */
-export class EditSums extends SeriesSums<EditKey, Sum> {
+export class EditSums extends SeriesSums<Sum> {
   constructor() {
     super((key) => ({
       key,
@@ -97,19 +94,20 @@ export class EditSums extends SeriesSums<EditKey, Sum> {
   }
 
   add(e: EditRecord): void {
-    const s = this.of({
-      sessionId: e.sessionId,
-      agent: e.agent,
-      project: e.project,
-      model: e.model,
-      provider: e.provider,
-      client: e.client ?? "",
-      toolName: e.toolName,
-      operation: e.operation,
-      decision: e.decision,
-      source: e.source,
-      language: e.language,
-    });
+    // EDIT_SERIES_KEY's order.
+    const s = this.of([
+      e.sessionId,
+      e.agent,
+      e.project,
+      e.model,
+      e.provider,
+      e.client ?? "",
+      e.toolName,
+      e.operation,
+      e.decision,
+      e.source,
+      e.language,
+    ]);
     s.edits++;
     s.linesAdded += e.linesAdded;
     s.linesRemoved += e.linesRemoved;
@@ -145,11 +143,23 @@ const SOURCES: ReadonlySet<string> = new Set(["auto", "user", "unknown"]);
 export class Edits extends SeriesStore<
   EditSeriesRow,
   ReturnType<typeof prepareWrites>,
-  ReturnType<typeof prepareReads>
+  ReturnType<typeof prepareReads>,
+  Sum
 > {
   /** `present`: false on a read-only view of a ledger older than EDITS_VERSION (no edits tables). */
   constructor(db: Database.Database, present: boolean) {
-    super(db, present, prepareWrites, prepareReads);
+    super(db, present, prepareWrites, prepareReads, (s, nowMs) => [
+      ...s.key,
+      s.edits,
+      s.linesAdded,
+      s.linesRemoved,
+      s.inexactEdits,
+      s.inexactLinesAdded,
+      s.inexactLinesRemoved,
+      nowMs,
+      nowMs,
+      s.lastEventMs,
+    ]);
   }
 
   /**
@@ -234,9 +244,7 @@ function prepareWrites(db: Database.Database) {
     series: db.prepare(
       `INSERT INTO edit_series (${KEY}, edits, lines_added, lines_removed, inexact_edits, inexact_lines_added,
          inexact_lines_removed, first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @toolName, @operation, @decision, @source,
-         @language, @edits, @linesAdded, @linesRemoved, @inexactEdits, @inexactLinesAdded, @inexactLinesRemoved,
-         @nowMs, @nowMs, @lastEventMs)
+       VALUES (${EDIT_SERIES_KEY.map(() => "?").join(", ")}, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (${KEY}) DO UPDATE SET edits = edits + excluded.edits,
          lines_added = lines_added + excluded.lines_added, lines_removed = lines_removed + excluded.lines_removed,
          inexact_edits = inexact_edits + excluded.inexact_edits,

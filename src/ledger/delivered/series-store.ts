@@ -6,21 +6,24 @@
 import type Database from "better-sqlite3";
 import type { IdWindow, LiveFilter } from "../usage/series.ts";
 
-/** A series' running sum in one commit: its key columns and what the caller adds up. */
-export interface KeyedSum<K> {
-  readonly key: K;
+/**
+ * A series' running sum in one commit: its key column values, in the order of the table's series key
+ * (EDIT_SERIES_KEY, ACTIVITY_SERIES_KEY: the upsert binds them positionally), and what the caller adds up.
+ */
+export interface KeyedSum {
+  readonly key: readonly string[];
 }
 
 /** Per-commit running sums by series key: one upsert per distinct series, not one per record. */
-export class SeriesSums<K extends Readonly<Record<string, string>>, S extends KeyedSum<K>> {
+export class SeriesSums<S extends KeyedSum> {
   private readonly sums = new Map<string, S>();
 
   /** `fresh`: a series' sum before its first record. */
-  constructor(private readonly fresh: (key: K) => S) {}
+  constructor(private readonly fresh: (key: readonly string[]) => S) {}
 
-  /** The sum of `key`'s series (its values in key order identify it), started on first use. */
-  protected of(key: K): S {
-    const id = Object.values(key).join("\u0000");
+  /** The sum of `key`'s series, started on first use. */
+  protected of(key: readonly string[]): S {
+    const id = key.join("\u0000");
     let s = this.sums.get(id);
     if (s === undefined) {
       s = this.fresh(key);
@@ -97,29 +100,28 @@ export interface SeriesReads extends ReturnType<typeof idReads> {
  * `report` and the tests make of it, the same for both tables. Rows are `Row`s as the statements
  * name their columns.
  */
-export class SeriesStore<Row, W extends SeriesWrites, R extends SeriesReads> {
+export class SeriesStore<Row, W extends SeriesWrites, R extends SeriesReads, S extends KeyedSum> {
   protected readonly st: Statements<W, R>;
 
-  /** `present`: false on a read-only view of a ledger from before the tables. */
+  /**
+   * `present`: false on a read-only view of a ledger from before the tables. `seriesArgs`: a sum's
+   * arguments to the `series` upsert, in its parameters' order (positional: named parameters cost a
+   * property lookup each from native code, docs/performance.md "Signals ingest").
+   */
   constructor(
     db: Database.Database,
     readonly present: boolean,
     prepareWrites: (db: Database.Database) => W,
     prepareReads: (db: Database.Database) => R,
+    private readonly seriesArgs: (s: S, nowMs: number) => unknown[],
   ) {
     this.st = lazyStatements(db, present, prepareWrites, prepareReads);
   }
 
-  /**
-   * Writes a commit's series sums (inside its transaction, after its inserts): the `series` upsert
-   * takes the key columns and each sum under its own name, and `@nowMs`.
-   */
-  flush<K extends Readonly<Record<string, string>>, S extends KeyedSum<K>>(
-    sums: SeriesSums<K, S>,
-    nowMs: number,
-  ): void {
+  /** Writes a commit's series sums (inside its transaction, after its inserts). */
+  flush(sums: SeriesSums<S>, nowMs: number): void {
     const { series } = this.st.writes();
-    for (const { key, ...sum } of sums.values()) series.run({ ...key, ...sum, nowMs });
+    for (const s of sums.values()) series.run(this.seriesArgs(s, nowMs));
   }
 
   /** Every series (tests, audits, report). */
