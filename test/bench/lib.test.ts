@@ -1,4 +1,5 @@
 /** The benchmark's helpers: statistics, the table, the command line and the corpus generator. */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -298,5 +299,22 @@ describe("task corpus", () => {
     expect(taskDoc(3)).toBe(taskDoc(3));
     // A rewrite with one request more keeps every request before the last two as it was.
     expect(msgs(1, 13).slice(0, 20)).toEqual(msgs(1, 12).slice(0, 20));
+  });
+});
+
+describe("counting-off patch (the delivered case's before build)", () => {
+  const root = join(import.meta.dirname, "..", "..");
+  const patch = join(root, "bench", "lib", "counting-off.patch");
+
+  it("still applies to this tree's sources, and touches only the two adapters", () => {
+    // git apply --check: every hunk must match the working tree, or the case cannot build "before".
+    execFileSync("git", ["apply", "--check", patch], { cwd: root, stdio: "pipe" });
+    const files = [...readFileSync(patch, "utf8").matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]);
+    expect(files.sort()).toEqual([
+      "src/adapter/cline-tasks/parser.ts",
+      "src/adapter/cline-tasks/schema.ts",
+      "src/adapter/cline/parser.ts",
+      "src/adapter/cline/schema.ts",
+    ]);
   });
 });

@@ -34,13 +34,7 @@ import type {
 } from "../types.ts";
 import { commandText, gapType, RESUME_ASKS, type TimelineMessage, taskSessionStart } from "./activity.ts";
 import { answerOutcomes, isErrorOf } from "./answers.ts";
-import {
-  requestKey,
-  subagentUsageKey,
-  taskActiveStreamKey,
-  taskToolKey,
-  taskTurnKey,
-} from "./dedup.ts";
+import { requestKey, subagentUsageKey, taskActiveStreamKey, taskToolKey, taskTurnKey } from "./dedup.ts";
 import { isEditBody, taskEditRecord } from "./edits.ts";
 import { taskUsageEvent } from "./event.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
