@@ -21,11 +21,10 @@ import { fmt, interleave, MiB, median } from "../lib/stats.ts";
 import { type TaskCorpus, taskStatWalk, writeTaskCorpus } from "../lib/task-corpus.ts";
 import { statWalk } from "../lib/walk.ts";
 import { BIN, cleanEnv, runNode } from "./cli.ts";
-import { type DaemonMinute, daemonMinute } from "./ratios.ts";
+import { type DaemonMinute, daemonMinute, smallCorpusSpec } from "./ratios.ts";
 import { ROOT } from "./startup.ts";
 
 export const COUNTING_OFF_PATCH = join(ROOT, "bench", "lib", "counting-off.patch");
-const DAY_MS = 24 * 3600_000;
 /** The most the counting may add (issue 29): after / before. */
 const MAX_RATIO = 1.1;
 
@@ -59,16 +58,7 @@ export async function measureDelivered(tmp: string, sizes: Sizes): Promise<Deliv
   try {
     const before = process.env.CLINE_OTEL_BENCH_BEFORE_BIN ?? buildCountingOff(join(dir, "before"));
     const bins = { after: BIN, before };
-    const small: Corpus = writeCorpus(join(dir, "small"), {
-      sessions: sizes.cliSessions,
-      totalBytes: sizes.cliSessions * 2 * 1024,
-      sizeSigma: 0.8,
-      maxDocShare: 0.01,
-      toolResultMedian: 300,
-      systemPromptChars: 5000,
-      seed: 15,
-      startMs: Date.now() - 200 * DAY_MS,
-    });
+    const small: Corpus = writeCorpus(join(dir, "small"), smallCorpusSpec(sizes));
     const tasks: TaskCorpus = writeTaskCorpus(join(dir, "tasks"), sizes.cliSessions);
     const probe = join(dir, "probe.jsonl");
     const envs = {

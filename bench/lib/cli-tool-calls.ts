@@ -154,24 +154,16 @@ export function commandCall(rand: Rand, turn: number, output: () => string, MARK
     ? [`git add -A && git commit -q -m 'agent: turn ${turn}'`]
     : ["npm test -- --reporter=dot", "git status"];
   const fate: CallFate = rand() < 0.03 ? "denied" : "applied";
-  const input = { commands };
-  if (fate === "denied")
-    return {
-      name: "run_commands",
-      input,
-      bodies: [],
-      fate,
-      kind: commit ? "commit" : "other",
-      result: JSON.stringify({ error: DENIAL }),
-      resultBodies: [],
-    };
+  const denied = fate === "denied";
   return {
     name: "run_commands",
-    input,
+    input: { commands },
     bodies: [],
     fate,
     kind: commit ? "commit" : "other",
-    result: commands.map((c, i) => ({ query: c, result: i === 0 && !commit ? MARK : "", success: true })),
-    resultBodies: commit ? [] : [output()],
+    result: denied
+      ? JSON.stringify({ error: DENIAL })
+      : commands.map((c, i) => ({ query: c, result: i === 0 && !commit ? MARK : "", success: true })),
+    resultBodies: denied || commit ? [] : [output()],
   };
 }
