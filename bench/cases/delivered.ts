@@ -14,14 +14,14 @@
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type Corpus, writeCorpus } from "../lib/corpus.ts";
+import { type Corpus, smallSessionsSpec, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
 import { fmt, interleave, MiB, median } from "../lib/stats.ts";
 import { type TaskCorpus, taskStatWalk, writeTaskCorpus } from "../lib/task-corpus.ts";
 import { statWalk } from "../lib/walk.ts";
 import { BIN, cleanEnv, runNode } from "./cli.ts";
-import { type DaemonMinute, daemonMinute, smallCorpusSpec } from "./ratios.ts";
+import { type DaemonMinute, daemonMinute } from "./ratios.ts";
 import { ROOT } from "./startup.ts";
 
 export const COUNTING_OFF_PATCH = join(ROOT, "bench", "lib", "counting-off.patch");
@@ -58,7 +58,7 @@ export async function measureDelivered(tmp: string, sizes: Sizes): Promise<Deliv
   try {
     const before = process.env.CLINE_OTEL_BENCH_BEFORE_BIN ?? buildCountingOff(join(dir, "before"));
     const bins = { after: BIN, before };
-    const small: Corpus = writeCorpus(join(dir, "small"), smallCorpusSpec(sizes));
+    const small: Corpus = writeCorpus(join(dir, "small"), smallSessionsSpec(sizes.cliSessions));
     const tasks: TaskCorpus = writeTaskCorpus(join(dir, "tasks"), sizes.cliSessions);
     const probe = join(dir, "probe.jsonl");
     const envs = {

@@ -15,7 +15,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SWEEP_INTERVAL_MS } from "../../src/collector/loop.ts";
-import { type Corpus, type CorpusSpec, writeCorpus } from "../lib/corpus.ts";
+import { type Corpus, smallSessionsSpec, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
 import { fmt, interleave, MiB, median } from "../lib/stats.ts";
@@ -26,7 +26,6 @@ import { ROOT } from "./startup.ts";
 
 const NAIVE = join(ROOT, "bench", "lib", "naive-read.mjs");
 const NAIVE_TASKS = join(ROOT, "bench", "lib", "naive-task-read.mjs");
-const DAY_MS = 24 * 3600_000;
 
 export interface DaemonMinute {
   readonly seconds: number;
@@ -112,24 +111,10 @@ export async function daemonMinute(
   }
 }
 
-/** The small real-CLI-shaped sessions (this case's and the delivered case's): 200 days old. */
-export function smallCorpusSpec(sizes: Sizes): CorpusSpec {
-  return {
-    sessions: sizes.cliSessions,
-    totalBytes: sizes.cliSessions * 2 * 1024,
-    sizeSigma: 0.8,
-    maxDocShare: 0.01,
-    toolResultMedian: 300,
-    systemPromptChars: 5000,
-    seed: 15,
-    startMs: Date.now() - 200 * DAY_MS,
-  };
-}
-
 export async function measureRatios(tmp: string, sizes: Sizes): Promise<RatiosMeasurement> {
   const dir = mkdtempSync(join(tmp, "ratios-"));
   try {
-    const small: Corpus = writeCorpus(join(dir, "small"), smallCorpusSpec(sizes));
+    const small: Corpus = writeCorpus(join(dir, "small"), smallSessionsSpec(sizes.cliSessions));
     const large: Corpus = writeCorpus(join(dir, "large"), {
       sessions: sizes.cliLargeDocs,
       totalBytes: sizes.cliLargeBytes,

@@ -393,6 +393,24 @@ export interface CorpusSpec {
   readonly startMs?: number;
 }
 
+/**
+ * The small real-CLI-shaped sessions of the cli, ratios and delivered cases: ~2 KiB of target per
+ * session, small tool results, every session 200 days old (older than any series TTL and outside
+ * report's default window).
+ */
+export function smallSessionsSpec(sessions: number): CorpusSpec {
+  return {
+    sessions,
+    totalBytes: sessions * 2 * 1024,
+    sizeSigma: 0.8,
+    maxDocShare: 0.01,
+    toolResultMedian: 300,
+    systemPromptChars: 5000,
+    seed: 15,
+    startMs: Date.now() - 200 * 24 * 3600_000,
+  };
+}
+
 export interface CorpusDoc {
   readonly spec: DocSpec;
   readonly stats: DocStats;
