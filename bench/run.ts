@@ -8,6 +8,8 @@
  *                10,000 sessions, 10,000 tasks and 240 large documents (bench/cases/ratios.ts)
  *   cold      1. issue 30's cold `report` rows, this build and CLINE_OTEL_BENCH_BASE_BIN's interleaved in
  *                one run (bench/cases/cold.ts)
+ *   delivered 1. issue 29's cost: cold/idle `report` and the idle daemon, after / before, the before
+ *                build being this tree with bench/lib/counting-off.patch (bench/cases/delivered.ts)
  *   scan      1. scanner vs readFileSync+JSON.parse vs raw readFileSync on a ~70 MB document
  *   backfill  2. full collection of 2,000 sessions (~2 GB) vs reading them raw; events/s, peak RSS
  *   idle      3. idle pass over 10,000 sessions vs a readdir+stat walk; a pass with one changed
@@ -27,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { backfillCase, hugeCase } from "./cases/backfill.ts";
 import { cliCase } from "./cases/cli.ts";
 import { coldCase } from "./cases/cold.ts";
+import { deliveredCase } from "./cases/delivered.ts";
 import { exportCase } from "./cases/export.ts";
 import { foldCase } from "./cases/fold.ts";
 import { idleCase } from "./cases/idle.ts";
@@ -145,6 +148,8 @@ async function runCase(
       return ratiosCase(tmp, sizes);
     case "cold":
       return coldCase(tmp, sizes);
+    case "delivered":
+      return deliveredCase(tmp, sizes);
     case "scan":
       return scanCase({ tmp, sizeMB: sizes.scanMB, reps: sizes.scanReps });
     case "backfill":

@@ -13,7 +13,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type Corpus, writeCorpus } from "../lib/corpus.ts";
+import { type Corpus, smallSessionsSpec, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
 import { countingReceiver } from "../lib/receiver.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
@@ -24,7 +24,6 @@ import { ROOT } from "./startup.ts";
 export const BIN = process.env.CLINE_OTEL_BENCH_BIN ?? join(ROOT, "bin", "cline-otel.js");
 const PROBE = join(ROOT, "bench", "lib", "rss-probe.mjs");
 const NAIVE = join(ROOT, "bench", "lib", "naive-read.mjs");
-const DAY_MS = 24 * 3600_000;
 
 export interface Probe {
   readonly maxRssKB: number;
@@ -147,16 +146,7 @@ export async function measureCli(tmp: string, sizes: Sizes): Promise<CliMeasurem
   const rx = await countingReceiver();
   try {
     // Every session older than any series TTL: the second `run --once` has nothing due.
-    const small: Corpus = writeCorpus(join(dir, "small"), {
-      sessions: sizes.cliSessions,
-      totalBytes: sizes.cliSessions * 2 * 1024,
-      sizeSigma: 0.8,
-      maxDocShare: 0.01,
-      toolResultMedian: 300,
-      systemPromptChars: 5000,
-      seed: 15,
-      startMs: Date.now() - 200 * DAY_MS,
-    });
+    const small: Corpus = writeCorpus(join(dir, "small"), smallSessionsSpec(sizes.cliSessions));
     const large: Corpus = writeCorpus(join(dir, "large"), {
       sessions: sizes.cliLargeDocs,
       totalBytes: sizes.cliLargeBytes,

@@ -15,7 +15,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SWEEP_INTERVAL_MS } from "../../src/collector/loop.ts";
-import { type Corpus, writeCorpus } from "../lib/corpus.ts";
+import { type Corpus, smallSessionsSpec, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
 import { fmt, interleave, MiB, median } from "../lib/stats.ts";
@@ -26,7 +26,6 @@ import { ROOT } from "./startup.ts";
 
 const NAIVE = join(ROOT, "bench", "lib", "naive-read.mjs");
 const NAIVE_TASKS = join(ROOT, "bench", "lib", "naive-task-read.mjs");
-const DAY_MS = 24 * 3600_000;
 
 export interface DaemonMinute {
   readonly seconds: number;
@@ -60,15 +59,16 @@ function cpuOf(fn: () => void, reps: number): number {
 }
 
 /** The idle `run` daemon (exporter off) on an already-collected ledger: passes and CPU over `seconds`. */
-async function daemonMinute(
+export async function daemonMinute(
   env: NodeJS.ProcessEnv,
   stateDir: string,
   seconds: number,
   walk: () => void,
+  bin = BIN,
 ): Promise<DaemonMinute> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [BIN, "run", "--state-dir", stateDir, "--log-level", "debug"],
+    [bin, "run", "--state-dir", stateDir, "--log-level", "debug"],
     {
       env: {
         ...env,
@@ -114,16 +114,7 @@ async function daemonMinute(
 export async function measureRatios(tmp: string, sizes: Sizes): Promise<RatiosMeasurement> {
   const dir = mkdtempSync(join(tmp, "ratios-"));
   try {
-    const small: Corpus = writeCorpus(join(dir, "small"), {
-      sessions: sizes.cliSessions,
-      totalBytes: sizes.cliSessions * 2 * 1024,
-      sizeSigma: 0.8,
-      maxDocShare: 0.01,
-      toolResultMedian: 300,
-      systemPromptChars: 5000,
-      seed: 15,
-      startMs: Date.now() - 200 * DAY_MS,
-    });
+    const small: Corpus = writeCorpus(join(dir, "small"), smallSessionsSpec(sizes.cliSessions));
     const large: Corpus = writeCorpus(join(dir, "large"), {
       sessions: sizes.cliLargeDocs,
       totalBytes: sizes.cliLargeBytes,

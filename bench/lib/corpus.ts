@@ -8,12 +8,14 @@
  * Shapes that matter for speed: tool results hold most of the bytes (whole files, command output,
  * with quotes, backslashes, escapes and non-ASCII text); one assistant message per model call with
  * `metrics`, 0-3 tool_use blocks, one tool-result user message per call; a few display-only error
- * messages without metrics.
+ * messages without metrics. Edits and commands are the real CLI's shapes (cli-tool-calls.ts): editor
+ * creates, replacements and inserts (apply_patch for a gpt model), some denied or failed, and commits.
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { CLINE_SESSIONS_DDL, sessionRow } from "../../test/adapter/cline/helpers/cline-db.ts";
+import { commandCall, editCall, type PlannedCall } from "./cli-tool-calls.ts";
 import { prng } from "./messages-doc.ts";
 
 export type Rand = () => number;
@@ -139,6 +141,10 @@ export interface DocStats {
   readonly events: number;
   /** tool_use blocks: tool calls. */
   readonly toolUses: number;
+  /** Editing calls (editor, apply_patch) by what became of them: applied, denied (is_error), failed. */
+  readonly edits: { readonly applied: number; readonly denied: number; readonly failed: number };
+  /** run_commands calls that committed (`git commit`) and succeeded. */
+  readonly commits: number;
 }
 
 /** Buffers small strings and writes ~4 MiB at a time. */
@@ -195,6 +201,8 @@ export function writeDocument(spec: DocSpec): DocStats {
   let messages = 0;
   let events = 0;
   let toolUses = 0;
+  let commits = 0;
+  const edits = { applied: 0, denied: 0, failed: 0 };
   try {
     const head: Record<string, unknown> = {
       version: 1,
@@ -264,7 +272,7 @@ export function writeDocument(spec: DocSpec): DocStats {
         ts += 1 + Math.floor(rand() * 2000);
       }
       const nTools = rand() < 0.12 ? 0 : 1 + (rand() < 0.2 ? 1 : 0) + (rand() < 0.05 ? 1 : 0);
-      const uses: { id: string; name: string }[] = [];
+      const uses: { id: string; name: string; planned?: PlannedCall }[] = [];
       const content: unknown[] = [];
       const bodies: string[] = [];
       if (rand() < 0.6) {
@@ -274,16 +282,27 @@ export function writeDocument(spec: DocSpec): DocStats {
       content.push({ type: "text", text: MARK });
       bodies.push(text(250, 3000));
       for (let k = 0; k < nTools; k++) {
-        const name = TOOLS[Math.floor(rand() * TOOLS.length)] as string;
+        const tool = TOOLS[Math.floor(rand() * TOOLS.length)] as string;
         const id = `toolu_${spec.seed.toString(36)}_${turn.toString(36)}_${k}`;
-        uses.push({ id, name });
+        // Edits and commands as the real CLI stores them (cli-tool-calls.ts); their results below.
+        const planned =
+          tool === "editor"
+            ? editCall(res, rand, model.id, turn, MARK)
+            : tool === "run_commands"
+              ? commandCall(
+                  rand,
+                  turn,
+                  () => bodyText(res, rand, logNormal(rand, resultMedian, 1.7, 40, maxResult)),
+                  MARK,
+                )
+              : undefined;
+        const name = planned?.name ?? tool;
+        uses.push(planned === undefined ? { id, name } : { id, name, planned });
         let input: unknown;
-        if (name === "editor") {
-          input = { command: "create", path: `src/${turn}.ts`, file_text: MARK };
-          bodies.push(text(1500, 60_000));
-        } else if (name === "run_commands")
-          input = { commands: ["npm test -- --reporter=dot", "git status"] };
-        else if (name === "read_files") input = { paths: [`src/module_${turn}.ts`] };
+        if (planned !== undefined) {
+          input = planned.input;
+          bodies.push(...planned.bodies);
+        } else if (name === "read_files") input = { paths: [`src/module_${turn}.ts`] };
         else input = { query: `where is ${turn} defined` };
         content.push({ type: "tool_use", id, name, input });
       }
@@ -315,18 +334,30 @@ export function writeDocument(spec: DocSpec): DocStats {
       toolUses += uses.length;
       for (const [k, use] of uses.entries()) {
         ts += 1 + Math.floor(rand() * 3000);
-        const size = logNormal(rand, resultMedian, 1.7, 40, maxResult);
-        const body = bodyText(res, rand, size);
-        const resultContent =
-          use.name === "editor" ? MARK : [{ query: use.name, result: MARK, success: rand() < 0.95 }];
+        const p = use.planned;
+        if (p !== undefined) {
+          if (p.kind === "commit" && p.fate === "applied") commits++;
+          if (p.kind !== "commit" && p.kind !== "other") edits[p.fate]++;
+        }
+        const resultBodies = p?.resultBodies ?? [
+          bodyText(res, rand, logNormal(rand, resultMedian, 1.7, 40, maxResult)),
+        ];
+        const resultContent = p?.result ?? [{ query: use.name, result: MARK, success: rand() < 0.95 }];
+        const block: Record<string, unknown> = {
+          type: "tool_result",
+          tool_use_id: use.id,
+          name: use.name,
+          content: resultContent,
+        };
+        if (p?.fate === "denied") block.is_error = true;
         emit(
           {
             id: `msg_${spec.seed.toString(36).slice(-3)}${turn.toString(36).padStart(4, "0")}r${k}`,
             role: "user",
             ts,
-            content: [{ type: "tool_result", tool_use_id: use.id, name: use.name, content: resultContent }],
+            content: [block],
           },
-          [body],
+          resultBodies,
         );
       }
     }
@@ -340,7 +371,7 @@ export function writeDocument(spec: DocSpec): DocStats {
   } finally {
     closeSync(fd);
   }
-  return { bytes: sink.bytes, messages, events, toolUses };
+  return { bytes: sink.bytes, messages, events, toolUses, edits, commits };
 }
 
 export interface CorpusSpec {
@@ -360,6 +391,24 @@ export interface CorpusSpec {
   readonly seed?: number;
   /** Epoch ms of the first session id. */
   readonly startMs?: number;
+}
+
+/**
+ * The small real-CLI-shaped sessions of the cli, ratios and delivered cases: ~2 KiB of target per
+ * session, small tool results, every session 200 days old (older than any series TTL and outside
+ * report's default window).
+ */
+export function smallSessionsSpec(sessions: number): CorpusSpec {
+  return {
+    sessions,
+    totalBytes: sessions * 2 * 1024,
+    sizeSigma: 0.8,
+    maxDocShare: 0.01,
+    toolResultMedian: 300,
+    systemPromptChars: 5000,
+    seed: 15,
+    startMs: Date.now() - 200 * 24 * 3600_000,
+  };
 }
 
 export interface CorpusDoc {

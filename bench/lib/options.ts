@@ -7,6 +7,7 @@ export const CASES = [
   "cli",
   "ratios",
   "cold",
+  "delivered",
   "scan",
   "backfill",
   "idle",

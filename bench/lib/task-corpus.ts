@@ -11,6 +11,8 @@ import type { TaskRoot } from "../../src/adapter/cline-tasks/types.ts";
 import { checkpointOf, statFile } from "../../src/adapter/fingerprint.ts";
 import type { Adapter, Observation } from "../../src/adapter/types.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
+import { codeLine, codeLines, editPair, searchReplace } from "./edit-shapes.ts";
+import { prng } from "./messages-doc.ts";
 
 export const TASK_REQUESTS = 12;
 export const FIRST_TASK_ID = 1_796_000_000_000;
@@ -20,10 +22,83 @@ function requestText(i: number): string {
   return `<task>\nDo the thing ${i}\n</task>\n<environment_details>\n${lines.join("\n")}\n</environment_details>`;
 }
 
-/** Task `t`'s ui_messages.json with `requests` settled requests, all distinct by `ts`. */
+/** The result text the legacy core sends back for a saved file (then the file as saved, as here). */
+function savedResult(tool: string, path: string, lines: readonly string[]): string {
+  return (
+    `[${tool} for '${path}'] Result:\nThe content was successfully saved to ${path}.\n\n` +
+    `Here is the full, updated content of the file that was saved:\n\n<final_file_content path="${path}">\n` +
+    `${lines.join("\n")}\n\n</final_file_content>\n\nIMPORTANT: For any future changes to this file, use the ` +
+    "final_file_content shown above as your reference.\n\n"
+  );
+}
+
+const DENIED =
+  "The user denied this operation. The file was not updated, and maintains its original contents.";
+
+/**
+ * Request `r`'s file edit, as fixtures/cline-tasks/edits and approvals show them: a `say: "tool"`
+ * (auto-approved) or `ask: "tool"` (asked) message `{tool, path, content}` whose content is
+ * replace_in_file's SEARCH/REPLACE blocks (`editedExistingFile`) or the whole new file
+ * (`newFileCreated`), and the text the next request answers it with (saved, or denied: 15 % of the
+ * asked ones). Requests 3, 7, 11, ... edit nothing. Deterministic per (t, r).
+ */
+interface RequestEdit {
+  readonly type: "say" | "ask";
+  readonly tool: "newFileCreated" | "editedExistingFile";
+  readonly path: string;
+  readonly content: string;
+  readonly answer: string;
+}
+
+function requestEdit(t: number, r: number): RequestEdit | undefined {
+  if (r % 4 === 3) return undefined;
+  const rand = prng(t * 7919 + r * 104_729 + 1);
+  const ext = ["ts", "ts", "py", "md"][r % 4] as string;
+  const path = `src/mod${r}/file${t}.${ext}`;
+  const type: RequestEdit["type"] = r % 4 === 0 ? "say" : "ask";
+  let lines = 0;
+  const pick = (): string => codeLine(rand, lines++);
+  if (r % 4 === 1) {
+    const body = codeLines(rand, 10 + Math.floor(rand() * 50));
+    const denied = rand() < 0.15;
+    return {
+      type,
+      tool: "newFileCreated",
+      path,
+      content: body.join("\n"),
+      answer: denied
+        ? `[write_to_file for '${path}'] Result:\n${DENIED}\n\n`
+        : savedResult("write_to_file", path, body),
+    };
+  }
+  const blocks = Array.from({ length: 1 + Math.floor(rand() * 2) }, () =>
+    editPair(codeLines(rand, 2 + Math.floor(rand() * 12)), rand, pick),
+  );
+  const denied = type === "ask" && rand() < 0.15;
+  const saved = blocks.flatMap((b) => b.newLines);
+  return {
+    type,
+    tool: "editedExistingFile",
+    path,
+    content: searchReplace(blocks),
+    answer: denied
+      ? `[replace_in_file for '${path}'] Result:\n${DENIED}\n\n`
+      : savedResult("replace_in_file", path, saved),
+  };
+}
+
+/** Tasks that commit (`ask: "command"` with REQ_APP appended, as the approvals fixture shows). */
+const COMMIT_EVERY = 5;
+
+/**
+ * Task `t`'s ui_messages.json with `requests` settled requests, all distinct by `ts`. Each request
+ * answers the calls of the one before (`[<tool> for '...'] Result:`, answers.ts), reads a file, edits
+ * one (requestEdit) and runs the tests; every COMMIT_EVERY-th task commits in its request before the last.
+ */
 export function taskDoc(t: number, requests = TASK_REQUESTS): string {
   const mi = { providerId: "anthropic", modelId: "claude-sonnet-4-5", mode: "act" };
   const msgs: object[] = [{ ts: 1, type: "say", say: "task", text: `task ${t}`, modelInfo: mi }];
+  let answers = "";
   for (let r = 0; r < requests; r++) {
     const ts = FIRST_TASK_ID + t * 1000 + r * 10;
     const counts = { tokensIn: 100 + r, tokensOut: 10, cacheReads: 1000, cacheWrites: 50, cost: 0.01 };
@@ -31,7 +106,7 @@ export function taskDoc(t: number, requests = TASK_REQUESTS): string {
       ts,
       type: "say",
       say: "api_req_started",
-      text: JSON.stringify({ request: requestText(r), ...counts }),
+      text: JSON.stringify({ request: answers + requestText(r), ...counts }),
       modelInfo: mi,
     });
     msgs.push({
@@ -41,13 +116,35 @@ export function taskDoc(t: number, requests = TASK_REQUESTS): string {
       text: "I will read the file and then run the tests.",
       modelInfo: mi,
     });
+    const read = "x".repeat(500);
     msgs.push({
       ts: ts + 2,
       type: "say",
       say: "tool",
-      text: JSON.stringify({ tool: "readFile", path: "src/a.ts", content: "x".repeat(500) }),
+      text: JSON.stringify({ tool: "readFile", path: "src/a.ts", content: read }),
     });
-    msgs.push({ ts: ts + 3, type: "say", say: "command", text: "npm test" });
+    answers = `[read_file for 'src/a.ts'] Result:\n${read}\n\n`;
+    const edit = requestEdit(t, r);
+    if (edit !== undefined) {
+      const { type, tool, path, content } = edit;
+      const text = JSON.stringify({
+        tool,
+        path,
+        content,
+        operationIsLocatedInWorkspace: true,
+        startLineNumbers: [],
+      });
+      msgs.push({ ts: ts + 3, type, [type]: "tool", text });
+      answers += edit.answer;
+    }
+    msgs.push({ ts: ts + 4, type: "say", say: "command", text: "npm test" });
+    answers += "[execute_command for 'npm test'] Result:\nCommand executed successfully (exit code 0).\n\n";
+    // The request before the last: the last one's calls are answered by no request.
+    if (r === requests - 2 && t % COMMIT_EVERY === 0) {
+      const line = `git add -A && git commit -q -m 'task ${t}'`;
+      msgs.push({ ts: ts + 5, type: "ask", ask: "command", text: `${line}REQ_APP` });
+      answers += `[execute_command for '${line}'] Result:\nCommand executed successfully (exit code 0).\n\n`;
+    }
   }
   msgs.push({ ts: 2_000_000_000_000, type: "ask", ask: "completion_result", text: "done" });
   return JSON.stringify(msgs);

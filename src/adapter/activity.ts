@@ -39,8 +39,6 @@ export interface TimelineContext {
   readonly project: string;
   readonly sourcePath: string;
   readonly client?: string;
-  /** The record's key for a gap starting at `startMs`. */
-  readonly keyOf: (startMs: number) => string;
   /** The timeline's key (ActiveTimeRecord.streamKey). */
   readonly streamKey: string;
 }
@@ -65,7 +63,6 @@ export function activeTimeRecords(
       const durationMs = p.ts - latest;
       if (durationMs <= IDLE_CUTOFF_MS[p.type])
         out.push({
-          activityKey: ctx.keyOf(latest),
           streamKey: ctx.streamKey,
           sessionId: ctx.sessionId,
           agent: ctx.agent,

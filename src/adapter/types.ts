@@ -202,11 +202,10 @@ export interface EditRecord {
  * (answering an approval, reviewing, typing the next prompt). Only closed gaps no longer than the
  * idle cut-off of their type are emitted; sub-agents' and teammates' documents emit none (they
  * run inside the lead's tool calls, so their time is already on the lead's timeline). Kept once
- * by `activityKey` (the gap's start): the first view of a gap wins.
+ * by its stream and start (no key string per gap: a timeline has one gap per message, and the
+ * ledger sums them per hour): the first view of a gap wins.
  */
 export interface ActiveTimeRecord {
-  /** `<document key>|active|<gap start ms>`. */
-  readonly activityKey: string;
   /**
    * The timeline it belongs to (its document's key): the gaps of one stream never overlap and
    * start in increasing order, so the ledger keeps how far each stream is counted and adds only

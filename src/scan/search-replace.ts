@@ -10,7 +10,7 @@
  * line (a line holding any escape is content).
  */
 import { BACKSLASH, type EscapedText } from "./escaped-text.ts";
-import { forEachLine, hashLine, type Lines, LinesBuilder } from "./lines.ts";
+import { forEachLine, hashLine, hashLines, type Lines, LinesBuilder } from "./lines.ts";
 
 export interface SearchReplaceBlock {
   readonly old: Lines;
@@ -47,6 +47,20 @@ function markerOf(buf: Uint8Array, s: number, e: number): Marker {
 const SEARCH = [0x53, 0x45, 0x41, 0x52, 0x43, 0x48]; // SEARCH
 const REPLACE = [0x52, 0x45, 0x50, 0x4c, 0x41, 0x43, 0x45]; // REPLACE
 
+/** Whether a line can be a marker at all: it starts with one of the markers' characters (- < = + >). */
+function markerStart(b: number | undefined): boolean {
+  return b === 0x2d || b === 0x3c || b === 0x3d || b === 0x2b || b === 0x3e;
+}
+
+/**
+ * One block line's hashes, its newline counted: hashLines' byte loop (no cursor call per byte) for
+ * a line with bytes, hashLine for an empty one (hashLines pushes no line for an empty range).
+ */
+function blockLine(t: EscapedText, s: number, e: number, out: LinesBuilder): void {
+  if (s === e) hashLine(t, s, e, out, true);
+  else hashLines(t, s, e, out, true);
+}
+
 function hasEscape(buf: Uint8Array, s: number, e: number): boolean {
   for (let i = s; i < e; i++) if (buf[i] === BACKSLASH) return true;
   return false;
@@ -63,21 +77,21 @@ export function searchReplaceBlocks(t: EscapedText): readonly SearchReplaceBlock
   let neu = new LinesBuilder();
   let malformed = false;
   forEachLine(t, (s, e) => {
-    const m = hasEscape(t.buf, s, e) ? Marker.None : markerOf(t.buf, s, e);
+    const m = !markerStart(t.buf[s]) || hasEscape(t.buf, s, e) ? Marker.None : markerOf(t.buf, s, e);
     if (state === Marker.None) {
       if (m === Marker.SearchStart) state = Marker.SearchStart;
       else if (m !== Marker.None) malformed = true;
     } else if (state === Marker.SearchStart) {
       if (m === Marker.Separator) state = Marker.Separator;
       else if (m === Marker.ReplaceEnd) malformed = true;
-      else hashLine(t, s, e, old, true);
+      else blockLine(t, s, e, old);
     } else if (m === Marker.ReplaceEnd) {
       blocks.push({ old: old.build(), new: neu.build() });
       old = new LinesBuilder();
       neu = new LinesBuilder();
       state = Marker.None;
     } else {
-      hashLine(t, s, e, neu, true);
+      blockLine(t, s, e, neu);
     }
     return !malformed;
   });

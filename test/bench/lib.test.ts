@@ -1,4 +1,5 @@
 /** The benchmark's helpers: statistics, the table, the command line and the corpus generator. */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +18,18 @@ import { prng } from "../../bench/lib/messages-doc.ts";
 import { CASES, parseCommandLine, QUICK } from "../../bench/lib/options.ts";
 import { atLeast, atMost, renderTable } from "../../bench/lib/report.ts";
 import { interleave, median, pairedRatio } from "../../bench/lib/stats.ts";
+import { taskDoc } from "../../bench/lib/task-corpus.ts";
 import { statWalk } from "../../bench/lib/walk.ts";
+
+interface Block {
+  type: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  is_error?: boolean;
+  content?: unknown;
+}
 
 interface Msg {
   id: string;
@@ -146,6 +158,63 @@ describe("corpus generator", () => {
     expect(corpus.docs.some((d) => d.spec.agent !== "lead")).toBe(true);
   });
 
+  it("writes edits and commits as the real CLI stores them, and counts them exactly", () => {
+    const kinds = new Set<string>();
+    let applied = 0;
+    let denied = 0;
+    let failed = 0;
+    let commits = 0;
+    for (const d of corpus.docs) {
+      const doc = JSON.parse(readFileSync(d.spec.path, "utf8")) as { messages: Msg[] };
+      const uses = new Map<string, Block>();
+      for (const m of doc.messages)
+        for (const b of m.content as Block[]) {
+          if (b.type === "tool_use") uses.set(b.id as string, b);
+          if (b.type !== "tool_result") continue;
+          const use = uses.get(b.tool_use_id as string) as Block;
+          const input = use.input as Record<string, unknown>;
+          if (use.name === "editor" || use.name === "apply_patch") {
+            // Cline CLI 3.x's editor input (docs/cline-format.md §16.1): never `command` / `file_text`.
+            expect(input.command).toBeUndefined();
+            expect(input.file_text).toBeUndefined();
+            if (use.name === "apply_patch") {
+              kinds.add("patch");
+              expect(input.input).toMatch(/^\*\*\* Begin Patch\n\*\*\* Update File: .*\*\*\* End Patch$/s);
+            } else {
+              expect(typeof input.path).toBe("string");
+              expect(typeof input.new_text).toBe("string");
+              kinds.add(
+                input.insert_line !== undefined
+                  ? "insert"
+                  : input.old_text !== undefined
+                    ? "replace"
+                    : "create",
+              );
+            }
+            // The result is a JSON string: success, a failure without is_error, or a denial with it.
+            const r = JSON.parse(b.content as string) as { success?: boolean; error?: string };
+            if (b.is_error === true) {
+              denied++;
+              expect(r.error).toMatch(/rejected by the user/);
+            } else if (r.success === false) failed++;
+            else applied++;
+          }
+          if (use.name === "run_commands" && b.is_error !== true) {
+            const cmds = input.commands as string[];
+            expect((b.content as unknown[]).length).toBe(cmds.length);
+            if (cmds.some((c) => c.includes("git commit"))) commits++;
+          }
+        }
+    }
+    const sum = (k: "applied" | "denied" | "failed") => corpus.docs.reduce((a, d) => a + d.stats.edits[k], 0);
+    expect([applied, denied, failed]).toEqual([sum("applied"), sum("denied"), sum("failed")]);
+    expect(commits).toBe(corpus.docs.reduce((a, d) => a + d.stats.commits, 0));
+    expect([...kinds].sort()).toEqual(["create", "insert", "patch", "replace"]);
+    expect(denied).toBeGreaterThan(0);
+    expect(failed).toBeGreaterThan(0);
+    expect(commits).toBeGreaterThan(0);
+  });
+
   it("indexes most sessions, with sidecars for every root", () => {
     const db = new Database(join(corpus.tree.dbDir, "sessions.db"), { readonly: true });
     try {
@@ -183,5 +252,69 @@ describe("corpus generator", () => {
     const raw = readAllRaw(corpus.tree.sessionsDir);
     expect(raw.documents).toBe(corpus.docs.length);
     expect(raw.bytes).toBe(corpus.docs.reduce((a, d) => a + statSync(d.spec.path).size, 0));
+  });
+});
+
+describe("task corpus", () => {
+  interface UiMsg {
+    ts: number;
+    type: string;
+    say?: string;
+    ask?: string;
+    text?: string;
+  }
+  const msgs = (t: number, n?: number): UiMsg[] => JSON.parse(taskDoc(t, n)) as UiMsg[];
+
+  it("writes edits as the legacy core does, each answered by the next request", () => {
+    const doc = msgs(0);
+    const edits = doc.filter((m) => (m.say ?? m.ask) === "tool" && /Created|Existing/.test(m.text ?? ""));
+    const bodies = edits.map(
+      (m) => JSON.parse(m.text as string) as { tool: string; path: string; content: string },
+    );
+    expect(new Set(edits.map((m) => m.type))).toEqual(new Set(["say", "ask"]));
+    expect(new Set(bodies.map((b) => b.tool))).toEqual(new Set(["newFileCreated", "editedExistingFile"]));
+    for (const b of bodies)
+      if (b.tool === "editedExistingFile")
+        expect(b.content).toMatch(/^------- SEARCH\n.*\n=======\n.*\n\+\+\+\+\+\+\+ REPLACE$/s);
+    const requests = doc
+      .filter((m) => m.say === "api_req_started")
+      .map((m) => JSON.parse(m.text as string).request);
+    // Every request after the first answers the edit of the one before it (when it made one).
+    for (const b of bodies.slice(0, -1))
+      expect(requests.some((r: string) => r.includes(`for '${b.path}'] Result:`))).toBe(true);
+  });
+
+  it("denies some asked edits and commits in every fifth task, deterministically", () => {
+    let denials = 0;
+    for (let t = 0; t < 40; t++)
+      for (const m of msgs(t))
+        if (m.say === "api_req_started")
+          denials += (m.text?.match(/The user denied this operation/g) ?? []).length;
+    expect(denials).toBeGreaterThan(0);
+    const commit = (t: number) =>
+      msgs(t).filter((m) => m.ask === "command" && m.text?.includes("git commit"));
+    expect(commit(0)).toHaveLength(1);
+    expect(commit(5)).toHaveLength(1);
+    expect(commit(1)).toHaveLength(0);
+    expect(taskDoc(3)).toBe(taskDoc(3));
+    // A rewrite with one request more keeps every request before the last two as it was.
+    expect(msgs(1, 13).slice(0, 20)).toEqual(msgs(1, 12).slice(0, 20));
+  });
+});
+
+describe("counting-off patch (the delivered case's before build)", () => {
+  const root = join(import.meta.dirname, "..", "..");
+  const patch = join(root, "bench", "lib", "counting-off.patch");
+
+  it("still applies to this tree's sources, and touches only the two adapters", () => {
+    // git apply --check: every hunk must match the working tree, or the case cannot build "before".
+    execFileSync("git", ["apply", "--check", patch], { cwd: root, stdio: "pipe" });
+    const files = [...readFileSync(patch, "utf8").matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]);
+    expect(files.sort()).toEqual([
+      "src/adapter/cline-tasks/parser.ts",
+      "src/adapter/cline-tasks/schema.ts",
+      "src/adapter/cline/parser.ts",
+      "src/adapter/cline/schema.ts",
+    ]);
   });
 });

@@ -48,7 +48,6 @@ function fill(l: Ledger, sessions = 9, ts = Date.now()): Filled {
     };
     const gaps: ActiveTimeRecord[] = Array.from({ length: 5 }, (_, i) => ({
       ...common,
-      activityKey: `cline|${sessionId}|lead|active|${ts + i * 10_000}`,
       streamKey: `cline|${sessionId}|lead|active`,
       type: (s + i) % 3 === 0 ? "user" : "agent",
       startMs: ts + i * 10_000,

@@ -73,7 +73,6 @@ const base = {
 };
 const gap = (startMs: number, durationMs: number, type: "user" | "agent"): ActiveTimeRecord => ({
   ...base,
-  activityKey: `cline|${S}|lead|active|${startMs}`,
   streamKey: `cline|${S}|lead|active`,
   type,
   startMs,

@@ -108,7 +108,6 @@ it("every positional INSERT stores each field in its own column", () => {
     activeTime: [
       {
         ...dims,
-        activityKey: "gapX",
         streamKey: "streamX",
         type: "agent",
         startMs: T + 2000,

@@ -70,7 +70,6 @@ function fill(): Filled {
     const gaps: ActiveTimeRecord[] = [
       {
         ...common,
-        activityKey: `${sessionId}|a|${ts}`,
         streamKey: `${sessionId}|a`,
         type: "agent",
         startMs: ts,
@@ -78,7 +77,6 @@ function fill(): Filled {
       },
       {
         ...common,
-        activityKey: `${sessionId}|a|${ts + 1}`,
         streamKey: `${sessionId}|a`,
         type: "user",
         startMs: ts + 1,

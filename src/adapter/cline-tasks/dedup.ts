@@ -40,11 +40,6 @@ export function taskTurnKey(root: string, taskId: string, turnId: string): strin
   return key(root, taskId, "turn", turnId);
 }
 
-/** `cline-tasks|<root>|<task id>|active|<gap start ms>`: a closed gap of the task's timeline. */
-export function taskActiveGapKey(root: string, taskId: string, startMs: number): string {
-  return key(root, taskId, "active", String(startMs));
-}
-
 /** `cline-tasks|<root>|<task id>|active`: the task's timeline (ActiveTimeRecord.streamKey). */
 export function taskActiveStreamKey(root: string, taskId: string): string {
   return key(root, taskId, "active");

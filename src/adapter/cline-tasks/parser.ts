@@ -34,14 +34,7 @@ import type {
 } from "../types.ts";
 import { commandText, gapType, RESUME_ASKS, type TimelineMessage, taskSessionStart } from "./activity.ts";
 import { answerOutcomes, isErrorOf } from "./answers.ts";
-import {
-  requestKey,
-  subagentUsageKey,
-  taskActiveGapKey,
-  taskActiveStreamKey,
-  taskToolKey,
-  taskTurnKey,
-} from "./dedup.ts";
+import { requestKey, subagentUsageKey, taskActiveStreamKey, taskToolKey, taskTurnKey } from "./dedup.ts";
 import { isEditBody, taskEditRecord } from "./edits.ts";
 import { taskUsageEvent } from "./event.ts";
 import type { RecordedTokens } from "./provider-rule.ts";
@@ -543,7 +536,6 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       project,
       sourcePath: path,
       client: clientAt(lastTsMs),
-      keyOf: (startMs) => taskActiveGapKey(root.path, taskId, startMs),
       streamKey: taskActiveStreamKey(root.path, taskId),
     });
     return {

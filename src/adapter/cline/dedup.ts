@@ -34,11 +34,6 @@ export function activeStreamKey(sessionId: string, agent: string): string {
   return `cline|${keyPart(sessionId)}|${keyPart(agent)}|active`;
 }
 
-/** `cline|<session id>|<agent>|active|<gap start ms>`: a closed gap of the lead's timeline. */
-export function activeGapKey(sessionId: string, agent: string, startMs: number): string {
-  return `${activeStreamKey(sessionId, agent)}|${startMs}`;
-}
-
 /** `cline|<session id>|<agent>|session|new`: the session's start (CLI 3.x cannot tell a resume). */
 export function sessionStartKey(sessionId: string, agent: string): string {
   return `cline|${keyPart(sessionId)}|${keyPart(agent)}|session|new`;

@@ -18,7 +18,7 @@ import type {
 import { COMMAND_TOOLS, commandDeliveries, commandLines, sessionStart } from "./activity.ts";
 import { applyCacheRule, type StoredMetrics } from "./cache-rule.ts";
 import { CLI_CLIENT } from "./client.ts";
-import { activeGapKey, activeStreamKey, toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
+import { activeStreamKey, toolCallKey, turnKey, usageDedupKey } from "./dedup.ts";
 import { EDIT_TOOLS, type EditResult, editRecords, type ScannedEditInput } from "./edits.ts";
 import { resultObjects, resultOutcome } from "./outcome.ts";
 import type { ScannedMessagesDocument } from "./types.ts";
@@ -300,7 +300,6 @@ export function parseMessagesDocument(
     ? activeTimeRecords(points, false, {
         ...self,
         sourcePath: path,
-        keyOf: (startMs) => activeGapKey(sessionId, agent, startMs),
         streamKey: activeStreamKey(sessionId, agent),
       })
     : [];

@@ -10,7 +10,7 @@
  */
 import type Database from "better-sqlite3";
 import type { ActiveTimeRecord, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
-import type { IdWindow, LiveFilter } from "../usage/series.ts";
+import { clampMs, idReads, type KeyedSum, SeriesStore, SeriesSums } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
 export const ACTIVITY_VERSION = 3;
@@ -89,11 +89,11 @@ export function activeTimeRows(
   let covered = coveredMs;
   for (const g of gaps) {
     if (!Number.isSafeInteger(g.durationMs) || g.durationMs <= 0)
-      throw new Error(`active time ${g.activityKey}: not a duration in ms: ${g.durationMs}`);
+      throw new Error(`active time ${g.streamKey} at ${g.startMs}: not a duration in ms: ${g.durationMs}`);
     if (g.startMs < coveredMs) continue;
     covered = Math.max(covered, g.startMs + g.durationMs);
     const hour = Math.floor(g.startMs / HOUR_MS);
-    const id = `${g.type}\u0000${hour}\u0000${g.model}\u0000${g.provider}\u0000${g.client ?? ""}`;
+    const id = [g.type, hour, g.model, g.provider, g.client ?? ""].join("\u0000");
     const prev = byGroup.get(id);
     if (prev !== undefined) {
       prev.amount += g.durationMs;
@@ -131,33 +131,24 @@ export function activityRows(o: {
   return rows;
 }
 
-interface Sum {
-  /** The series key's values, in ACTIVITY_SERIES_KEY order. */
-  readonly key: readonly string[];
+interface Sum extends KeyedSum {
   amount: number;
   records: number;
   lastEventMs: number;
 }
 
 /** Per-commit sums by series: one upsert per distinct series, not one per record. */
-export class ActivitySums {
-  private readonly sums = new Map<string, Sum>();
+export class ActivitySums extends SeriesSums<Sum> {
+  constructor() {
+    super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
+  }
 
   add(r: ActivityRow): void {
-    const key = [r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail];
-    const id = key.join("\u0000");
-    let s = this.sums.get(id);
-    if (s === undefined) {
-      s = { key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY };
-      this.sums.set(id, s);
-    }
+    // ACTIVITY_SERIES_KEY's order.
+    const s = this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
     s.amount += r.amount;
     s.records++;
     if (r.tsMs > s.lastEventMs) s.lastEventMs = r.tsMs;
-  }
-
-  values(): IterableIterator<Sum> {
-    return this.sums.values();
   }
 }
 
@@ -165,31 +156,29 @@ const KEY = ACTIVITY_SERIES_KEY.join(", ");
 const COLS = `session_id AS sessionId, agent, project, model, provider, client, kind, detail, amount, records,
   first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs`;
 
-export class Activity {
-  private w: ReturnType<typeof prepareWrites> | undefined;
-  private r: ReturnType<typeof prepareReads> | undefined;
-
+export class Activity extends SeriesStore<
+  ActivitySeriesRow,
+  ReturnType<typeof prepareWrites>,
+  ReturnType<typeof prepareReads>,
+  Sum
+> {
   /** `present`: false on a read-only view of a ledger from before ACTIVITY_VERSION (no tables). */
-  constructor(
-    private readonly db: Database.Database,
-    readonly present: boolean,
-  ) {}
-
-  private writes(): ReturnType<typeof prepareWrites> {
-    this.w ??= prepareWrites(this.db);
-    return this.w;
-  }
-
-  private reads(): ReturnType<typeof prepareReads> | undefined {
-    if (!this.present) return undefined;
-    this.r ??= prepareReads(this.db);
-    return this.r;
+  constructor(db: Database.Database, present: boolean) {
+    super(db, present, prepareWrites, prepareReads, (s, nowMs) => [
+      ...s.key,
+      s.amount,
+      s.records,
+      nowMs,
+      nowMs,
+      s.lastEventMs,
+    ]);
   }
 
   /** Stores one record once (its key); true when this INSERT inserted it, and then `sums` gets it. */
   insert(r: ActivityRow, adapter: string, nowMs: number, sums: ActivitySums): boolean {
-    // By position, in the INSERT's column order (see prepareWrites): a row per record of a backfill.
-    const info = this.writes().insert.run(
+    // Positional, in INSERT_COLUMNS' order (named parameters cost a lookup each: see Edits.insert).
+    const { insert } = this.st.writes();
+    const info = insert.run(
       r.key,
       r.kind,
       r.detail,
@@ -226,58 +215,21 @@ export class Activity {
       if (list === undefined) byStream.set(g.streamKey, [g]);
       else list.push(g);
     }
-    const w = this.writes();
+    const w = this.st.writes();
     let added = 0;
     for (const [stream, list] of byStream) {
-      const covered = (w.covered.get(stream) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
+      const covered = (w.covered.get({ stream }) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
       const fresh = activeTimeRows(list, covered);
       if (fresh.rows.length === 0) continue;
       for (const r of fresh.rows) if (this.insert(r, adapter, nowMs, sums)) added++;
-      w.cover.run(stream, fresh.coveredMs);
+      w.cover.run({ stream, coveredMs: fresh.coveredMs });
     }
     return added;
   }
 
-  /** Writes a commit's series sums (inside its transaction, after its inserts). */
-  flush(sums: ActivitySums, nowMs: number): void {
-    const st = this.writes().series;
-    // By position: the key's values (ACTIVITY_SERIES_KEY order), then the sums.
-    for (const s of sums.values()) st.run(...s.key, s.amount, s.records, nowMs, nowMs, s.lastEventMs);
-  }
-
-  /** Every series (tests, audits, report). */
-  series(): ActivitySeriesRow[] {
-    return (this.reads()?.all.all() ?? []) as ActivitySeriesRow[];
-  }
-
-  /** The series the cumulative TTL keeps. */
-  *live(f: LiveFilter): IterableIterator<ActivitySeriesRow> {
-    const r = this.reads();
-    if (r !== undefined)
-      yield* r.live.iterate({
-        eventSince: clamp(f.eventSinceMs),
-        updatedSince: clamp(f.updatedSinceMs),
-      }) as IterableIterator<ActivitySeriesRow>;
-  }
-
-  /** The records of one id window aggregated per series (delta). */
-  delta(w: IdWindow): ActivitySeriesRow[] {
-    return (this.reads()?.delta.all(w) ?? []) as ActivitySeriesRow[];
-  }
-
-  /** The highest record id (0: none): a delta exporter's next watermark candidate. */
-  maxId(): number {
-    return (this.reads()?.maxId.get() as { max: number } | undefined)?.max ?? 0;
-  }
-
-  /** Records by row (tests, audits). */
-  rows(): Record<string, unknown>[] {
-    return (this.reads()?.rows.all() ?? []) as Record<string, unknown>[];
-  }
-
   /** Totals per session between two times (report): active ms by type, commits, pull requests. */
   totals(sinceMs: number, untilMs: number): ActivityTotalsRow[] {
-    return (this.reads()?.totals.all({ sinceMs: clamp(sinceMs), untilMs: clamp(untilMs) }) ??
+    return (this.st.reads()?.totals.all({ sinceMs: clampMs(sinceMs), untilMs: clampMs(untilMs) }) ??
       []) as ActivityTotalsRow[];
   }
 }
@@ -292,22 +244,33 @@ export interface ActivityTotalsRow {
   readonly pullRequests: number;
 }
 
-const clamp = (ms: number): number =>
-  Number.isFinite(ms) ? Math.trunc(ms) : ms > 0 ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
+/** The columns of a record's INSERT, in the order `insert` binds them. */
+const INSERT_COLUMNS = [
+  "activity_key",
+  "kind",
+  "detail",
+  "amount",
+  "adapter",
+  "session_id",
+  "agent",
+  "ts_ms",
+  "model",
+  "provider",
+  "project",
+  "client",
+  "source_path",
+  "ingested_ms",
+] as const;
 
 function prepareWrites(db: Database.Database) {
   return {
-    // The two per-record statements bind by position (a property lookup from native code per named
-    // parameter cost more than the row's insert: docs/performance.md, "The cold backfill's per-row cost").
     insert: db.prepare(
-      `INSERT INTO activity (activity_key, kind, detail, amount, adapter, session_id, agent, ts_ms, model, provider,
-         project, client, source_path, ingested_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO activity (${INSERT_COLUMNS.join(", ")}) VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})
        ON CONFLICT (activity_key) DO NOTHING`,
     ),
-    covered: db.prepare("SELECT covered_ms AS coveredMs FROM activity_streams WHERE stream_key = ?"),
+    covered: db.prepare("SELECT covered_ms AS coveredMs FROM activity_streams WHERE stream_key = @stream"),
     cover: db.prepare(
-      `INSERT INTO activity_streams (stream_key, covered_ms) VALUES (?, ?)
+      `INSERT INTO activity_streams (stream_key, covered_ms) VALUES (@stream, @coveredMs)
        ON CONFLICT (stream_key) DO UPDATE SET covered_ms = max(covered_ms, excluded.covered_ms)`,
     ),
     series: db.prepare(
@@ -332,8 +295,7 @@ function prepareReads(db: Database.Database) {
          MAX(ts_ms) AS lastEventMs
        FROM activity WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
     ),
-    maxId: db.prepare("SELECT IFNULL(MAX(id), 0) AS max FROM activity"),
-    rows: db.prepare("SELECT * FROM activity ORDER BY id"),
+    ...idReads(db, "activity"),
     totals: db.prepare(
       `SELECT session_id AS sessionId, project,
          SUM(CASE WHEN kind = 'active_time' AND detail = 'user' THEN amount ELSE 0 END) AS activeUserMs,

@@ -8,7 +8,8 @@
  */
 import type Database from "better-sqlite3";
 import type { EditRecord } from "../../adapter/types.ts";
-import type { IdWindow, LiveFilter, SeriesPage } from "../usage/series.ts";
+import type { LiveFilter, SeriesPage } from "../usage/series.ts";
+import { idReads, type KeyedSum, liveParams, SeriesStore, SeriesSums } from "./series-store.ts";
 
 /** Schema version that added the edits (tables/edits-v3.ts). */
 export const EDITS_VERSION = 3;
@@ -66,15 +67,8 @@ const SUMS = `COUNT(*) AS edits, SUM(lines_added) AS linesAdded, SUM(lines_remov
   SUM(lines_removed * (1 - exact)) AS inexactLinesRemoved, MIN(ingested_ms) AS firstMs,
   MAX(ingested_ms) AS updatedMs, MAX(ts_ms) AS lastEventMs`;
 
-const clamp = (ms: number): number => (Number.isFinite(ms) ? Math.trunc(ms) : Number.MIN_SAFE_INTEGER);
-const liveParams = (f: LiveFilter) => ({
-  eventSince: clamp(f.eventSinceMs),
-  updatedSince: clamp(f.updatedSinceMs),
-});
-
 /** One series' sums over the edits a commit adds. */
-interface Sum {
-  readonly key: Record<string, string>;
+interface Sum extends KeyedSum {
   edits: number;
   linesAdded: number;
   linesRemoved: number;
@@ -85,38 +79,35 @@ interface Sum {
 }
 
 /** Per-commit sums by series: one upsert per distinct series, not one per edit. */
-export class EditSums {
-  private readonly sums = new Map<string, Sum>();
+export class EditSums extends SeriesSums<Sum> {
+  constructor() {
+    super((key) => ({
+      key,
+      edits: 0,
+      linesAdded: 0,
+      linesRemoved: 0,
+      inexactEdits: 0,
+      inexactLinesAdded: 0,
+      inexactLinesRemoved: 0,
+      lastEventMs: Number.NEGATIVE_INFINITY,
+    }));
+  }
 
   add(e: EditRecord): void {
-    const key = {
-      sessionId: e.sessionId,
-      agent: e.agent,
-      project: e.project,
-      model: e.model,
-      provider: e.provider,
-      client: e.client ?? "",
-      toolName: e.toolName,
-      operation: e.operation,
-      decision: e.decision,
-      source: e.source,
-      language: e.language,
-    };
-    const id = Object.values(key).join("\u0000");
-    let s = this.sums.get(id);
-    if (s === undefined) {
-      s = {
-        key,
-        edits: 0,
-        linesAdded: 0,
-        linesRemoved: 0,
-        inexactEdits: 0,
-        inexactLinesAdded: 0,
-        inexactLinesRemoved: 0,
-        lastEventMs: Number.NEGATIVE_INFINITY,
-      };
-      this.sums.set(id, s);
-    }
+    // EDIT_SERIES_KEY's order.
+    const s = this.of([
+      e.sessionId,
+      e.agent,
+      e.project,
+      e.model,
+      e.provider,
+      e.client ?? "",
+      e.toolName,
+      e.operation,
+      e.decision,
+      e.source,
+      e.language,
+    ]);
     s.edits++;
     s.linesAdded += e.linesAdded;
     s.linesRemoved += e.linesRemoved;
@@ -126,10 +117,6 @@ export class EditSums {
       s.inexactLinesRemoved += e.linesRemoved;
     }
     if (e.timestampMs > s.lastEventMs) s.lastEventMs = e.timestampMs;
-  }
-
-  values(): IterableIterator<Sum> {
-    return this.sums.values();
   }
 }
 
@@ -153,25 +140,26 @@ const OPERATIONS: ReadonlySet<string> = new Set(["create", "modify", "delete"]);
 const DECISIONS: ReadonlySet<string> = new Set(["accepted", "rejected", "failed"]);
 const SOURCES: ReadonlySet<string> = new Set(["auto", "user", "unknown"]);
 
-export class Edits {
-  private w: ReturnType<typeof prepareWrites> | undefined;
-  private r: ReturnType<typeof prepareReads> | undefined;
-
+export class Edits extends SeriesStore<
+  EditSeriesRow,
+  ReturnType<typeof prepareWrites>,
+  ReturnType<typeof prepareReads>,
+  Sum
+> {
   /** `present`: false on a read-only view of a ledger older than EDITS_VERSION (no edits tables). */
-  constructor(
-    private readonly db: Database.Database,
-    readonly present: boolean,
-  ) {}
-
-  private writes(): ReturnType<typeof prepareWrites> {
-    this.w ??= prepareWrites(this.db);
-    return this.w;
-  }
-
-  private reads(): ReturnType<typeof prepareReads> | undefined {
-    if (!this.present) return undefined;
-    this.r ??= prepareReads(this.db);
-    return this.r;
+  constructor(db: Database.Database, present: boolean) {
+    super(db, present, prepareWrites, prepareReads, (s, nowMs) => [
+      ...s.key,
+      s.edits,
+      s.linesAdded,
+      s.linesRemoved,
+      s.inexactEdits,
+      s.inexactLinesAdded,
+      s.inexactLinesRemoved,
+      nowMs,
+      nowMs,
+      s.lastEventMs,
+    ]);
   }
 
   /**
@@ -181,7 +169,8 @@ export class Edits {
   insert(e: EditRecord, adapter: string, nowMs: number, signalSeq: number | null, sums: EditSums): boolean {
     // Positional: 22 named parameters are 22 property lookups from native code per edit, about as
     // much as SQLite's insert itself (docs/performance.md "Signals ingest"); the order is INSERT_COLUMNS'.
-    const info = this.writes().insert.run(
+    const { insert } = this.st.writes();
+    const info = insert.run(
       e.editKey,
       e.callKey,
       e.usageKey,
@@ -210,56 +199,13 @@ export class Edits {
     return true;
   }
 
-  /** Writes a commit's series sums (inside its transaction, after its inserts). */
-  flush(sums: EditSums, nowMs: number): void {
-    const st = this.writes().series;
-    for (const s of sums.values())
-      st.run({
-        ...s.key,
-        edits: s.edits,
-        linesAdded: s.linesAdded,
-        linesRemoved: s.linesRemoved,
-        inexactEdits: s.inexactEdits,
-        inexactLinesAdded: s.inexactLinesAdded,
-        inexactLinesRemoved: s.inexactLinesRemoved,
-        nowMs,
-        lastEventMs: s.lastEventMs,
-      });
-  }
-
-  /** Every series (tests, audits). */
-  series(): EditSeriesRow[] {
-    return (this.reads()?.all.all() ?? []) as EditSeriesRow[];
-  }
-
-  /** The series the cumulative TTL keeps, one row at a time. */
-  *live(f: LiveFilter): IterableIterator<EditSeriesRow> {
-    const r = this.reads();
-    if (r !== undefined) yield* r.live.iterate(liveParams(f)) as IterableIterator<EditSeriesRow>;
-  }
-
   /** One keyset page of `live`: rows with id > afterId, at most limit, each with its id. */
   *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<EditSeriesRow & { readonly id: number }> {
-    const r = this.reads();
+    const r = this.st.reads();
     if (r !== undefined)
       yield* r.page.iterate({ ...liveParams(f), ...page }) as IterableIterator<
         EditSeriesRow & { id: number }
       >;
-  }
-
-  /** The edits of one id window aggregated per series (delta). */
-  delta(w: IdWindow): EditSeriesRow[] {
-    return (this.reads()?.delta.all(w) ?? []) as EditSeriesRow[];
-  }
-
-  /** The highest edit id (0: none): a delta exporter's next watermark candidate. */
-  maxId(): number {
-    return (this.reads()?.maxId.get() as { max: number } | undefined)?.max ?? 0;
-  }
-
-  /** Edits and counts by row (tests, audits). */
-  rows(): Record<string, unknown>[] {
-    return (this.reads()?.rows.all() ?? []) as Record<string, unknown>[];
   }
 }
 
@@ -298,9 +244,7 @@ function prepareWrites(db: Database.Database) {
     series: db.prepare(
       `INSERT INTO edit_series (${KEY}, edits, lines_added, lines_removed, inexact_edits, inexact_lines_added,
          inexact_lines_removed, first_ms, updated_ms, last_event_ms)
-       VALUES (@sessionId, @agent, @project, @model, @provider, @client, @toolName, @operation, @decision, @source,
-         @language, @edits, @linesAdded, @linesRemoved, @inexactEdits, @inexactLinesAdded, @inexactLinesRemoved,
-         @nowMs, @nowMs, @lastEventMs)
+       VALUES (${EDIT_SERIES_KEY.map(() => "?").join(", ")}, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (${KEY}) DO UPDATE SET edits = edits + excluded.edits,
          lines_added = lines_added + excluded.lines_added, lines_removed = lines_removed + excluded.lines_removed,
          inexact_edits = inexact_edits + excluded.inexact_edits,
@@ -325,7 +269,6 @@ function prepareReads(db: Database.Database) {
          decision, source, language, ${SUMS}
        FROM edits WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
     ),
-    maxId: db.prepare("SELECT IFNULL(MAX(id), 0) AS max FROM edits"),
-    rows: db.prepare("SELECT * FROM edits ORDER BY id"),
+    ...idReads(db, "edits"),
   };
 }

@@ -55,8 +55,8 @@ describe("task format active time", () => {
       [42_100, 900, "agent"],
       [43_000, 1_000, "agent"],
     ]);
-    // Each gap keyed by its start: distinct, stable.
-    expect(new Set(p.activeTime.map((g) => g.activityKey)).size).toBe(p.activeTime.length);
+    // Each gap kept by its stream and start: distinct, stable.
+    expect(new Set(p.activeTime.map((g) => `${g.streamKey}|${g.startMs}`)).size).toBe(p.activeTime.length);
     expect(p.activeTime.every((g) => g.sessionId === "1796000000000" && g.agent === "lead")).toBe(true);
   });
 
@@ -111,7 +111,7 @@ describe("task format active time", () => {
     // A ledger keeps the first view of a key: the union of both views, first wins.
     const kept = new Map<string, number>();
     for (const g of [...cancelled.activeTime, ...resumed.activeTime])
-      if (!kept.has(g.activityKey)) kept.set(g.activityKey, g.durationMs);
+      if (!kept.has(`${g.streamKey}|${g.startMs}`)) kept.set(`${g.streamKey}|${g.startMs}`, g.durationMs);
     const total = [...kept.values()].reduce((a, b) => a + b, 0);
     // [1,2) [2,3) [3,4) [4,5) from the first view, [9,9.5) [9.5,10) from the second; never [3,9) on top.
     expect(total).toBe(5_000);
