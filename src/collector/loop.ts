@@ -132,6 +132,8 @@ export class CollectorLoop {
   private scope: PassScope = emptyScope(true);
   private lastDiscovery: DiscoverResult | undefined;
   private known = new Set<string>();
+  /** The folders of the sources they were computed from (the watch refresh's input). */
+  private sourceDirs: { readonly sources: readonly Source[]; readonly dirs: ReadonlySet<string> } | undefined;
   private failing = new Map<string, Problem>();
   private current: Promise<void> | undefined;
   private followUp = false;
@@ -158,8 +160,13 @@ export class CollectorLoop {
           // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
           return { ...last, listings: [] };
         }
+        const before = last?.sources;
         this.lastDiscovery = await adapter.discover();
-        this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
+        // An idle sweep finds the very same sources (an adapter hands the same objects on): the
+        // set of their paths is the one already built, not 10,000 paths hashed again.
+        if (before === undefined || !sameSources(before, this.lastDiscovery.sources)) {
+          this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
+        }
         return this.lastDiscovery;
       },
       isClean: (source, checkpoint) => this.isClean(source, checkpoint),
@@ -346,7 +353,7 @@ export class CollectorLoop {
   private refreshWatches(): void {
     if (!this.watcher || this.stopping || this.lastDiscovery === undefined) return;
     try {
-      const dirs = new Set(this.lastDiscovery.sources.map((s) => dirname(s.path)));
+      const dirs = this.dirsOf(this.lastDiscovery.sources);
       const added = this.watcher.refresh(dirs);
       // What changed in a directory before its watch existed is unknown: look at it once more.
       for (const d of added) this.next.dirs.add(d);
@@ -359,12 +366,29 @@ export class CollectorLoop {
     }
   }
 
+  /** The sources' folders: the last set while the sources are the same (sameDirSet then answers at once). */
+  private dirsOf(sources: readonly Source[]): ReadonlySet<string> {
+    const last = this.sourceDirs;
+    if (last !== undefined && sameSources(last.sources, sources)) return last.dirs;
+    const dirs = new Set(sources.map((s) => dirname(s.path)));
+    this.sourceDirs = { sources, dirs };
+    return dirs;
+  }
+
   private clearTimer(which: "poll" | "debounce"): void {
     const t = which === "poll" ? this.pollTimer : this.debounceTimer;
     if (t !== undefined) clearTimeout(t);
     if (which === "poll") this.pollTimer = undefined;
     else this.debounceTimer = undefined;
   }
+}
+
+/** Whether two discoveries found the same source objects, in the same order. */
+export function sameSources(a: readonly Source[], b: readonly Source[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

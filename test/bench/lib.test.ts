@@ -78,10 +78,19 @@ describe("command line", () => {
 
   it("takes a base build's bin and the daemons' measuring time", () => {
     expect(parseCommandLine(["ratios"]).baseBin).toBeUndefined();
-    const cli = parseCommandLine(["ratios", "--base-bin", "/tmp/base/bin/cline-otel.js", "--daemon-seconds", "180"]);
+    const cli = parseCommandLine([
+      "ratios",
+      "--base-bin",
+      "/tmp/base/bin/cline-otel.js",
+      "--daemon-seconds",
+      "180",
+    ]);
     expect(cli.baseBin).toBe("/tmp/base/bin/cline-otel.js");
     expect(cli.sizes.daemonSeconds).toBe(180);
-    expect(parseCommandLine(["--quick", "--daemon-seconds", "20"]).sizes).toEqual({ ...QUICK, daemonSeconds: 20 });
+    expect(parseCommandLine(["--quick", "--daemon-seconds", "20"]).sizes).toEqual({
+      ...QUICK,
+      daemonSeconds: 20,
+    });
     expect(() => parseCommandLine(["--daemon-seconds", "1.5"])).toThrow(/positive integer/);
   });
 });

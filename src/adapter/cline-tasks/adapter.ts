@@ -164,9 +164,12 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     id: CLINE_TASKS_ADAPTER_ID,
     async discover() {
       const d = await discoverTasks(roots, history, previous, heldTaskIds);
-      const byPathNow = new Map<string, Source>();
-      for (const s of d.sources) byPathNow.set(s.path, s);
-      previous = byPathNow;
+      // An idle sweep lists the very same sources: the map of the last one still holds them.
+      if (!(d.sources.length === previous.size && d.sources.every((s) => previous.get(s.path) === s))) {
+        const byPathNow = new Map<string, Source>();
+        for (const s of d.sources) byPathNow.set(s.path, s);
+        previous = byPathNow;
+      }
       found = d.found;
       entries = d.history;
       const stats = d.stats;

@@ -43,13 +43,24 @@ export interface HeldTaskIds {
   /** Wall-clock ms read before the stat that gave `mark`. */
   readonly takenMs: number;
   readonly ids: readonly string[];
+  /** Each id's `ui_messages.json` path: held with the ids, so a sweep builds no path strings. */
+  readonly paths: readonly string[];
 }
 
-function readTaskIds(tasksDir: string): string[] {
-  return readdirSync(tasksDir, { withFileTypes: true })
+/** A `tasks/` dir's task ids, sorted, and each one's `ui_messages.json` path. */
+export interface TaskFiles {
+  readonly ids: readonly string[];
+  readonly paths: readonly string[];
+}
+
+function readTaskFiles(tasksDir: string): TaskFiles {
+  const ids = readdirSync(tasksDir, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort();
+  // `tasksDir` is normalized and a listed name holds no separator: no join per task.
+  const prefix = `${tasksDir}${sep}`;
+  return { ids, paths: ids.map((id) => `${prefix}${id}${sep}${UI_MESSAGES}`) };
 }
 
 /**
@@ -63,7 +74,16 @@ export function listTaskIds(
   memo?: Map<string, HeldTaskIds>,
   now: () => number = Date.now,
 ): readonly string[] {
-  if (memo === undefined) return readTaskIds(tasksDir);
+  return listTaskFiles(tasksDir, memo, now).ids;
+}
+
+/** listTaskIds, with each task's `ui_messages.json` path (held with the ids). */
+export function listTaskFiles(
+  tasksDir: string,
+  memo?: Map<string, HeldTaskIds>,
+  now: () => number = Date.now,
+): TaskFiles {
+  if (memo === undefined) return readTaskFiles(tasksDir);
   const takenMs = now();
   let s: Stats;
   try {
@@ -78,12 +98,12 @@ export function listTaskIds(
     held.takenMs - Math.max(s.mtimeMs, s.ctimeMs) >= LISTING_CONFIRM_MS &&
     sameMark(held.mark, s)
   ) {
-    return held.ids;
+    return held;
   }
   memo.delete(tasksDir);
-  const ids = readTaskIds(tasksDir);
-  memo.set(tasksDir, { mark: dirMark(s), takenMs, ids });
-  return ids;
+  const files = readTaskFiles(tasksDir);
+  memo.set(tasksDir, { mark: dirMark(s), takenMs, ...files });
+  return files;
 }
 
 /**
@@ -106,9 +126,9 @@ export async function discoverTasks(
   const entryless = new Set<string>();
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
-    let ids: readonly string[];
+    let files: TaskFiles;
     try {
-      ids = listTaskIds(tasksDir, held);
+      files = listTaskFiles(tasksDir, held);
     } catch (e) {
       // A root that does not exist is the normal case for most candidates: not a problem.
       if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") continue;
@@ -123,10 +143,10 @@ export async function discoverTasks(
     found.push(root);
     const entries = await history.read(root.path, problems);
     byRoot.set(root.path, entries);
-    // `tasksDir` is normalized and a listed name holds no separator: no join per task.
-    const prefix = `${tasksDir}${sep}`;
-    for (const id of ids) {
-      const path = `${prefix}${id}${sep}${UI_MESSAGES}`;
+    const { ids, paths } = files;
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k] as string;
+      const path = paths[k] as string;
       // A task folder without messages yet (just created) is listed once it has them.
       let st: Stats | undefined;
       try {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   discoverTasks,
   type HeldTaskIds,
+  listTaskFiles,
   listTaskIds,
   taskFileProblem,
 } from "../../../src/adapter/cline-tasks/discover.ts";
@@ -77,6 +78,38 @@ describe("listTaskIds", () => {
     if (h === undefined) throw new Error("not held");
     young.set(tasks, { ...h, ids: ["sentinel"] });
     expect(listTaskIds(tasks, young)).toEqual(["1", "3"]);
+  });
+
+  it("holds each task's ui_messages.json path with the ids: a held sweep builds no path", () => {
+    const tasks = join(dir, "tasks");
+    mkdirSync(join(tasks, "b"), { recursive: true });
+    mkdirSync(join(tasks, "a"));
+    const memo = new Map<string, HeldTaskIds>();
+    const first = listTaskFiles(tasks, memo, later);
+    expect(first.paths).toEqual([join(tasks, "a", "ui_messages.json"), join(tasks, "b", "ui_messages.json")]);
+    // Held: the very same arrays (strings built and hashed once per listing, not per sweep).
+    const again = listTaskFiles(tasks, memo, later);
+    expect(again.paths).toBe(first.paths);
+    expect(again.ids).toBe(first.ids);
+    mkdirSync(join(tasks, "c"));
+    const changed = listTaskFiles(tasks, memo, later);
+    expect(changed.paths).not.toBe(first.paths);
+    expect(changed.paths.at(-1)).toBe(join(tasks, "c", "ui_messages.json"));
+  });
+
+  it("discovery lists the same Source objects at an idle sweep", async () => {
+    const root = { ...ROOT, path: join(dir, "data") };
+    writeTask(root.path, "1", [request(10, counts(1, 1)), say(11, "text", "ok")]);
+    writeTask(root.path, "2", [request(10, counts(1, 1)), say(11, "text", "ok")]);
+    const held = new Map<string, HeldTaskIds>();
+    const history = new HistoryCache();
+    const d1 = await discoverTasks([root], history, new Map(), held);
+    const prev = new Map(d1.sources.map((s) => [s.path, s]));
+    const d2 = await discoverTasks([root], history, prev, held);
+    expect(d2.sources).toHaveLength(2);
+    d2.sources.forEach((s, i) => {
+      expect(s).toBe(d1.sources[i]);
+    });
   });
 
   it("a tasks dir that went away throws ENOENT and is forgotten", () => {
