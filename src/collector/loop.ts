@@ -134,6 +134,8 @@ export class CollectorLoop {
   private known = new Set<string>();
   /** The folders of the sources they were computed from (the watch refresh's input). */
   private sourceDirs: { readonly sources: readonly Source[]; readonly dirs: ReadonlySet<string> } | undefined;
+  /** The sources of the last discovery a finished pass used (and so pruned the checkpoints by). */
+  private prunedSources: readonly Source[] | undefined;
   private failing = new Map<string, Problem>();
   private current: Promise<void> | undefined;
   private followUp = false;
@@ -161,13 +163,19 @@ export class CollectorLoop {
           return { ...last, listings: [] };
         }
         const before = last?.sources;
-        this.lastDiscovery = await adapter.discover();
+        const d = await adapter.discover();
+        this.lastDiscovery = d;
         // An idle sweep finds the very same sources (an adapter hands the same objects on): the
         // set of their paths is the one already built, not 10,000 paths hashed again.
-        if (before === undefined || !sameSources(before, this.lastDiscovery.sources)) {
-          this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
+        if (before === undefined || !sameSources(before, d.sources)) {
+          this.known = new Set(d.sources.map((s) => s.path));
         }
-        return this.lastDiscovery;
+        // The same sources a finished pass already pruned by: no checkpoint can be gone since (a
+        // commit adds only listed sources'), so no prune and no set of every live path.
+        if (this.prunedSources !== undefined && sameSources(this.prunedSources, d.sources)) {
+          return { ...d, listings: [] };
+        }
+        return d;
       },
       isClean: (source, checkpoint) => this.isClean(source, checkpoint),
     });
@@ -311,6 +319,7 @@ export class CollectorLoop {
       });
       progress?.finish();
       this.passes++;
+      this.prunedSources = this.lastDiscovery?.sources;
       // Watches before the pass is reported: once its line is logged, whatever is written next
       // is seen (a test, or a user, may act on that line).
       this.refreshWatches();

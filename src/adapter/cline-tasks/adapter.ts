@@ -1,21 +1,9 @@
-/**
- * The task format's adapter (docs/cline-format.md §15): the legacy core's `ui_messages.json` of
- * Cline CLI 1.x/2.x, JetBrains and the VS Code extension, behind the same Adapter interface as
- * the CLI 3.x adapter. Its keys start with `cline-tasks|`: nothing is deduplicated across the two.
- */
-import type { Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
-import {
-  checkpointOf,
-  collectIfChanged,
-  readWhole,
-  unchangedNow,
-  unchangedSinceStat,
-} from "../fingerprint.ts";
+import { checkpointOf, collectIfChanged, readWhole, unchangedNow } from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
-import { discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
+import { type DiscoveryStats, discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
 import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
 import {
   type ClientAt,
@@ -106,7 +94,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
    * for both. Dropped at the next turn of the event loop, so no later pass (the loop reuses a
    * discovery) ever gates on them: a stat is at most that synchronous stretch old.
    */
-  let discoveryStats: ReadonlyMap<string, Stats> = new Map();
+  let discoveryStats: DiscoveryStats | undefined;
   /** The last discovery's sources by path: listed again unchanged, they are the same objects. */
   let previous: ReadonlyMap<string, Source> = new Map();
   /** Each root's `tasks/` listing, held while its mark holds (discover.ts listTaskIds). */
@@ -175,16 +163,14 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       const stats = d.stats;
       discoveryStats = stats;
       setImmediate(() => {
-        if (discoveryStats === stats) discoveryStats = new Map();
+        if (discoveryStats === stats) discoveryStats = undefined;
       });
       entryless = d.entryless;
       return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
-    unchangedNow: (source, checkpoint) => {
-      const s = discoveryStats.get(source.path);
-      return s === undefined ? unchangedNow(source.path, checkpoint) : unchangedSinceStat(checkpoint, s);
-    },
+    unchangedNow: (source, checkpoint) =>
+      discoveryStats?.unchanged(source.path, checkpoint) ?? unchangedNow(source.path, checkpoint),
     foundRoots: () => found,
     // Every candidate root, found or not: a root created after the start is watched from then on.
     watchPlans: Object.freeze(

@@ -5,8 +5,9 @@
  */
 import { readdirSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
+import { mtimeMsOfNs } from "../fingerprint.ts";
 import { dirMark, LISTING_CONFIRM_MS, sameMark } from "../listings.ts";
-import type { DiscoverResult, Problem, Source } from "../types.ts";
+import type { DiscoverResult, Problem, Source, SourceCheckpoint } from "../types.ts";
 import type { HistoryCache, HistoryEntry } from "./history.ts";
 import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
 
@@ -17,8 +18,8 @@ export interface TasksDiscovery extends DiscoverResult {
   readonly found: readonly TaskRoot[];
   /** Each found root's taskHistory.json entries by task id. */
   readonly history: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>>;
-  /** The stat that found each source (the gate of the pass right after may use it: adapter.ts). */
-  readonly stats: ReadonlyMap<string, Stats>;
+  /** What the stat that found each source says to the gate of the pass right after (adapter.ts). */
+  readonly stats: DiscoveryStats;
   /** Roots where a listed task has no taskHistory.json entry yet (its cwd may come with one). */
   readonly entryless: ReadonlySet<string>;
 }
@@ -45,12 +46,50 @@ export interface HeldTaskIds {
   readonly ids: readonly string[];
   /** Each id's `ui_messages.json` path: held with the ids, so a sweep builds no path strings. */
   readonly paths: readonly string[];
+  readonly slots: ReadonlyMap<string, number>;
 }
 
 /** A `tasks/` dir's task ids, sorted, and each one's `ui_messages.json` path. */
 export interface TaskFiles {
   readonly ids: readonly string[];
   readonly paths: readonly string[];
+  /** Each path's position in `paths` (built with the listing, held with it). */
+  readonly slots: ReadonlyMap<string, number>;
+}
+
+/**
+ * The gate's answer from the stats discovery took: whether the file found at `path` had `cp`'s
+ * size, inode and mtime (fingerprint.ts unchangedSinceStat), or undefined when discovery did not
+ * find it. Kept as numbers in a typed array per root, not a Stats object per task: an idle sweep
+ * over 10,000 tasks held 10,000 Stats objects across its passes' scavenges, copied and promoted
+ * (the idle daemon's minute was mostly GC: docs/performance.md).
+ */
+export interface DiscoveryStats {
+  unchanged(path: string, cp: SourceCheckpoint): boolean | undefined;
+}
+
+/** Size, inode and mtimeMs of each slot; NaN size: not a source (no such file, or not a file). */
+const FACTS = 3;
+
+function discoveryStats(
+  roots: readonly { readonly files: TaskFiles; readonly facts: Float64Array }[],
+): DiscoveryStats {
+  return {
+    unchanged(path, cp) {
+      for (const { files, facts } of roots) {
+        const k = files.slots.get(path);
+        if (k === undefined) continue;
+        const size = facts[k * FACTS] as number;
+        if (Number.isNaN(size)) return undefined;
+        return (
+          cp.size === size &&
+          cp.ino === facts[k * FACTS + 1] &&
+          mtimeMsOfNs(cp.mtimeNs) === facts[k * FACTS + 2]
+        );
+      }
+      return undefined;
+    },
+  };
 }
 
 function readTaskFiles(tasksDir: string): TaskFiles {
@@ -60,7 +99,8 @@ function readTaskFiles(tasksDir: string): TaskFiles {
     .sort();
   // `tasksDir` is normalized and a listed name holds no separator: no join per task.
   const prefix = `${tasksDir}${sep}`;
-  return { ids, paths: ids.map((id) => `${prefix}${id}${sep}${UI_MESSAGES}`) };
+  const paths = ids.map((id) => `${prefix}${id}${sep}${UI_MESSAGES}`);
+  return { ids, paths, slots: new Map(paths.map((p, k) => [p, k])) };
 }
 
 /**
@@ -122,7 +162,7 @@ export async function discoverTasks(
   const found: TaskRoot[] = [];
   const unlisted: string[] = [];
   const byRoot = new Map<string, ReadonlyMap<string, HistoryEntry>>();
-  const stats = new Map<string, Stats>();
+  const statted: { files: TaskFiles; facts: Float64Array }[] = [];
   const entryless = new Set<string>();
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
@@ -144,6 +184,8 @@ export async function discoverTasks(
     const entries = await history.read(root.path, problems);
     byRoot.set(root.path, entries);
     const { ids, paths } = files;
+    const facts = new Float64Array(ids.length * FACTS).fill(Number.NaN);
+    statted.push({ files, facts });
     for (let k = 0; k < ids.length; k++) {
       const id = ids[k] as string;
       const path = paths[k] as string;
@@ -158,7 +200,9 @@ export async function discoverTasks(
       const notFile = taskFileProblem(path, st);
       if (notFile !== undefined) problems.push(notFile);
       if (st === undefined || notFile !== undefined) continue;
-      stats.set(path, st);
+      facts[k * FACTS] = st.size;
+      facts[k * FACTS + 1] = st.ino;
+      facts[k * FACTS + 2] = st.mtimeMs;
       const entry = entries.get(id);
       if (entry === undefined) entryless.add(root.path);
       const project = entry?.project || undefined;
@@ -180,7 +224,7 @@ export async function discoverTasks(
     problems,
     found,
     history: byRoot,
-    stats,
+    stats: discoveryStats(statted),
     entryless,
     listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
   };

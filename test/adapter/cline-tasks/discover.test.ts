@@ -11,6 +11,7 @@ import {
   taskFileProblem,
 } from "../../../src/adapter/cline-tasks/discover.ts";
 import { HistoryCache } from "../../../src/adapter/cline-tasks/history.ts";
+import { checkpointOf, statFile, unchangedSinceStat } from "../../../src/adapter/fingerprint.ts";
 import { counts, ROOT, request, say, writeTask } from "./helpers.ts";
 
 let dir: string;
@@ -47,6 +48,40 @@ describe("discoverTasks", () => {
       ["/tasks/2/ui_messages.json", "not-a-file"],
       ["/tasks/3/ui_messages.json", "unreadable"],
     ]);
+  });
+});
+
+describe("discovery's stats", () => {
+  it("answer the gate as a stat of the file would, and only for what discovery found", async () => {
+    const root = { ...ROOT, path: join(dir, "data") };
+    const paths = ["1", "2", "3"].map((id) => writeTask(root.path, id, [request(10, counts(1, 1))]));
+    mkdirSync(join(root.path, "tasks", "4", "ui_messages.json"), { recursive: true });
+    const d = await discoverTasks([root], new HistoryCache(), new Map(), new Map());
+    for (const p of paths) {
+      const cp = checkpointOf(p, statFile(p));
+      expect(d.stats.unchanged(p, cp)).toBe(true);
+      expect(d.stats.unchanged(p, cp)).toBe(unchangedSinceStat(cp, statSync(p)));
+      // Any field off: changed, as the plain stat says.
+      for (const off of [
+        { size: cp.size + 1 },
+        { ino: cp.ino + 1 },
+        { mtimeNs: `${BigInt(cp.mtimeNs) + 1_000_000n}` },
+      ]) {
+        expect(d.stats.unchanged(p, { ...cp, ...off })).toBe(false);
+        expect(unchangedSinceStat({ ...cp, ...off }, statSync(p))).toBe(false);
+      }
+    }
+    // A directory where the file belongs, and a path no discovery listed: not answered here.
+    const notFile = join(root.path, "tasks", "4", "ui_messages.json");
+    expect(
+      d.stats.unchanged(notFile, { path: notFile, size: 0, mtimeNs: "0", ino: 0, dev: 0 }),
+    ).toBeUndefined();
+    expect(
+      d.stats.unchanged(
+        join(dir, "elsewhere"),
+        checkpointOf(paths[0] as string, statFile(paths[0] as string)),
+      ),
+    ).toBeUndefined();
   });
 });
 
