@@ -68,6 +68,9 @@ export interface DiscoveryStats {
   unchanged(path: string, cp: SourceCheckpoint): boolean | undefined;
 }
 
+/** statSync's options for a file that may not exist yet (one object, not one per task per sweep). */
+const MAY_BE_GONE = { throwIfNoEntry: false } as const;
+
 /** Size, inode and mtimeMs of each slot; NaN size: not a source (no such file, or not a file). */
 const FACTS = 3;
 
@@ -192,7 +195,7 @@ export async function discoverTasks(
       // A task folder without messages yet (just created) is listed once it has them.
       let st: Stats | undefined;
       try {
-        st = statSync(path, { throwIfNoEntry: false });
+        st = statSync(path, MAY_BE_GONE);
       } catch (e) {
         problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
         continue;
