@@ -1,6 +1,12 @@
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
-import { checkpointOf, collectIfChanged, readWhole, unchangedNow } from "../fingerprint.ts";
+import {
+  checkpointOf,
+  collectIfChanged,
+  readWhole,
+  unchangedNow,
+  unchangedSinceStat,
+} from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
 import { type DiscoveryStats, discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
@@ -169,8 +175,10 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
-    unchangedNow: (source, checkpoint) =>
-      discoveryStats?.unchanged(source.path, checkpoint) ?? unchangedNow(source.path, checkpoint),
+    unchangedNow: (source, checkpoint) => {
+      const s = discoveryStats?.statOf(source.path);
+      return s === undefined ? unchangedNow(source.path, checkpoint) : unchangedSinceStat(checkpoint, s);
+    },
     foundRoots: () => found,
     // Every candidate root, found or not: a root created after the start is watched from then on.
     watchPlans: Object.freeze(

@@ -5,9 +5,8 @@
  */
 import { readdirSync, type Stats, statSync } from "node:fs";
 import { join, sep } from "node:path";
-import { mtimeMsOfNs } from "../fingerprint.ts";
 import { dirMark, LISTING_CONFIRM_MS, sameMark } from "../listings.ts";
-import type { DiscoverResult, Problem, Source, SourceCheckpoint } from "../types.ts";
+import type { DiscoverResult, Problem, Source } from "../types.ts";
 import type { HistoryCache, HistoryEntry } from "./history.ts";
 import { CLINE_TASKS_ADAPTER_ID, type TaskRoot } from "./types.ts";
 
@@ -57,15 +56,23 @@ export interface TaskFiles {
   readonly slots: ReadonlyMap<string, number>;
 }
 
+/** What the gate compares of a stat (fingerprint.ts unchangedSinceStat). */
+export interface GateStat {
+  readonly size: number;
+  readonly ino: number;
+  readonly mtimeMs: number;
+}
+
 /**
- * The gate's answer from the stats discovery took: whether the file found at `path` had `cp`'s
- * size, inode and mtime (fingerprint.ts unchangedSinceStat), or undefined when discovery did not
- * find it. Kept as numbers in a typed array per root, not a Stats object per task: an idle sweep
- * over 10,000 tasks held 10,000 Stats objects across its passes' scavenges, copied and promoted
- * (the idle daemon's minute was mostly GC: docs/performance.md).
+ * The stats discovery found each task's file by, for the gate: `statOf(path)` is what that stat
+ * said, or undefined when discovery did not find the file. Kept as numbers in a typed array per
+ * root, not a Stats object per task: an idle sweep over 10,000 tasks held 10,000 Stats objects
+ * across its scavenges, copied and promoted (the idle daemon's minute was mostly GC:
+ * docs/performance.md). (Here, not compared here: this module must not load the scanner, which
+ * `paths` does not need.)
  */
 export interface DiscoveryStats {
-  unchanged(path: string, cp: SourceCheckpoint): boolean | undefined;
+  statOf(path: string): GateStat | undefined;
 }
 
 /** statSync's options for a file that may not exist yet (one object, not one per task per sweep). */
@@ -78,17 +85,13 @@ function discoveryStats(
   roots: readonly { readonly files: TaskFiles; readonly facts: Float64Array }[],
 ): DiscoveryStats {
   return {
-    unchanged(path, cp) {
+    statOf(path) {
       for (const { files, facts } of roots) {
         const k = files.slots.get(path);
         if (k === undefined) continue;
         const size = facts[k * FACTS] as number;
         if (Number.isNaN(size)) return undefined;
-        return (
-          cp.size === size &&
-          cp.ino === facts[k * FACTS + 1] &&
-          mtimeMsOfNs(cp.mtimeNs) === facts[k * FACTS + 2]
-        );
+        return { size, ino: facts[k * FACTS + 1] as number, mtimeMs: facts[k * FACTS + 2] as number };
       }
       return undefined;
     },

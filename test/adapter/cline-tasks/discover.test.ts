@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   discoverTasks,
+  type GateStat,
   type HeldTaskIds,
   listTaskFiles,
   listTaskIds,
@@ -59,29 +60,23 @@ describe("discovery's stats", () => {
     const d = await discoverTasks([root], new HistoryCache(), new Map(), new Map());
     for (const p of paths) {
       const cp = checkpointOf(p, statFile(p));
-      expect(d.stats.unchanged(p, cp)).toBe(true);
-      expect(d.stats.unchanged(p, cp)).toBe(unchangedSinceStat(cp, statSync(p)));
+      const s = statSync(p);
+      const found = d.stats.statOf(p);
+      expect(found).toEqual({ size: s.size, ino: s.ino, mtimeMs: s.mtimeMs });
+      expect(unchangedSinceStat(cp, found as GateStat)).toBe(true);
       // Any field off: changed, as the plain stat says.
       for (const off of [
         { size: cp.size + 1 },
         { ino: cp.ino + 1 },
         { mtimeNs: `${BigInt(cp.mtimeNs) + 1_000_000n}` },
       ]) {
-        expect(d.stats.unchanged(p, { ...cp, ...off })).toBe(false);
-        expect(unchangedSinceStat({ ...cp, ...off }, statSync(p))).toBe(false);
+        expect(unchangedSinceStat({ ...cp, ...off }, found as GateStat)).toBe(false);
+        expect(unchangedSinceStat({ ...cp, ...off }, s)).toBe(false);
       }
     }
     // A directory where the file belongs, and a path no discovery listed: not answered here.
-    const notFile = join(root.path, "tasks", "4", "ui_messages.json");
-    expect(
-      d.stats.unchanged(notFile, { path: notFile, size: 0, mtimeNs: "0", ino: 0, dev: 0 }),
-    ).toBeUndefined();
-    expect(
-      d.stats.unchanged(
-        join(dir, "elsewhere"),
-        checkpointOf(paths[0] as string, statFile(paths[0] as string)),
-      ),
-    ).toBeUndefined();
+    expect(d.stats.statOf(join(root.path, "tasks", "4", "ui_messages.json"))).toBeUndefined();
+    expect(d.stats.statOf(join(dir, "elsewhere"))).toBeUndefined();
   });
 });
 
