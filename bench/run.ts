@@ -1,6 +1,8 @@
 /**
  * The performance benchmark suite: `npm run bench [-- <case ...>] [--quick] [--reps N]`.
  *
+ * Options: --quick, --reps N, --out DIR, --daemon-seconds N (each idle daemon measured this long),
+ * --base-bin BIN (ratios: another build's bin measured beside this tree's, interleaved).
  * Cases (default: all, in this order):
  *   startup   0. `--version`, `paths` and `npm start` vs `node -e 0` (bench/cases/startup.ts)
  *   cli       1. the issue-15 table, whole processes: cold/idle `report`, the idle daemon, `run --once`
@@ -55,7 +57,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${(e as Error).message}\n`);
     return 2;
   }
-  const { cases, sizes, out } = cli;
+  const { cases, sizes, out, baseBin } = cli;
   const tmp = mkdtempSync(join(tmpdir(), "cline-otel-bench-"));
   const cleanup = (): void => rmSync(tmp, { recursive: true, force: true });
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -85,7 +87,7 @@ async function main(): Promise<number> {
       const t = performance.now();
       process.stderr.write(`bench: ${name}...\n`);
       try {
-        const r = await runCase(name, sizes, tmp, getHistory);
+        const r = await runCase(name, sizes, tmp, getHistory, baseBin);
         results.push(r);
       } catch (e) {
         errors.push({
@@ -122,7 +124,7 @@ async function main(): Promise<number> {
   console.log(`\n${notes.join("\n")}`);
   mkdirSync(out, { recursive: true });
   const json = JSON.stringify(
-    { startedAt: started.toISOString(), machine, sizes, cases, rows, notes, data: results },
+    { startedAt: started.toISOString(), machine, sizes, cases, baseBin, rows, notes, data: results },
     null,
     2,
   );
@@ -138,6 +140,7 @@ async function runCase(
   sizes: Sizes,
   tmp: string,
   history: () => Corpus,
+  baseBin: string | undefined,
 ): Promise<CaseResult> {
   switch (name) {
     case "startup":
@@ -145,7 +148,7 @@ async function runCase(
     case "cli":
       return cliCase(tmp, sizes);
     case "ratios":
-      return ratiosCase(tmp, sizes);
+      return ratiosCase(tmp, sizes, baseBin === undefined ? undefined : resolve(baseBin));
     case "cold":
       return coldCase(tmp, sizes);
     case "delivered":

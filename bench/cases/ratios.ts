@@ -10,6 +10,9 @@
  *     (bench/lib/naive-task-read.mjs), and the same idle; the task daemon's idle minute in walks;
  *   - 240 large documents, cold and idle `report` vs naive.
  * Each process finds its Cline data through HOME (the corpus' home), as a user's does.
+ * With `--base-bin <bin>` (another build's bin, e.g. main built in a worktree) every CLI process is
+ * run for both builds, interleaved in the same rounds (each build with its own ledgers), and every
+ * row is printed for both: a before/after in one run.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -35,14 +38,20 @@ export interface DaemonMinute {
   readonly walkCpuMs: number;
 }
 
+/** A build measured: its bin, and the label its rows and runs carry ("" for the only one). */
+export interface Build {
+  readonly label: string;
+  readonly bin: string;
+}
+
 export interface RatiosMeasurement {
   readonly small: { readonly sessions: number; readonly documents: number; readonly bytes: number };
   readonly large: { readonly documents: number; readonly bytes: number };
   readonly tasks: { readonly tasks: number; readonly bytes: number };
   readonly runs: Record<string, number[]>;
   readonly cpu: Record<string, number[]>;
-  readonly daemon: DaemonMinute;
-  readonly taskDaemon: DaemonMinute;
+  /** Each build's idle daemon minute (sessions, tasks), by the build's label. */
+  readonly daemons: Record<string, { readonly daemon: DaemonMinute; readonly taskDaemon: DaemonMinute }>;
 }
 
 /** CPU (ms) of `fn`, median over `reps` runs after one warm-up. */
@@ -111,7 +120,16 @@ export async function daemonMinute(
   }
 }
 
-export async function measureRatios(tmp: string, sizes: Sizes): Promise<RatiosMeasurement> {
+/** The name of a run of `build`: the plain name for an unlabelled build, else `<label>:<name>`. */
+export function runName(build: Build, name: string): string {
+  return build.label === "" ? name : `${build.label}:${name}`;
+}
+
+export async function measureRatios(
+  tmp: string,
+  sizes: Sizes,
+  builds: readonly Build[] = [{ label: "", bin: BIN }],
+): Promise<RatiosMeasurement> {
   const dir = mkdtempSync(join(tmp, "ratios-"));
   try {
     const small: Corpus = writeCorpus(join(dir, "small"), smallSessionsSpec(sizes.cliSessions));
@@ -136,50 +154,74 @@ export async function measureRatios(tmp: string, sizes: Sizes): Promise<RatiosMe
       const r = await runNode(args, env, probe);
       cpu[name] = [...(cpu[name] ?? []), r.probe.cpuMs];
     };
-    const report = (name: string, env: NodeJS.ProcessEnv, state: string) =>
-      timed(name, [BIN, "report", "--state-dir", state], env);
-    const states = { small: "", large: "", tasks: "" };
-    const coldOf = (which: keyof typeof states, env: NodeJS.ProcessEnv) => async () => {
-      if (states[which] !== "") rmSync(states[which], { recursive: true, force: true });
-      states[which] = fresh();
-      await report(`${which}Cold`, env, states[which]);
+    type Which = "small" | "large" | "tasks";
+    // Each build's own ledgers: a build never reads what another wrote.
+    const states = new Map(builds.map((b) => [b, { small: "", large: "", tasks: "" }]));
+    const stateOf = (b: Build) => states.get(b) as Record<Which, string>;
+    const envs: Record<Which, NodeJS.ProcessEnv> = { small: smallEnv, large: largeEnv, tasks: taskEnv };
+    const report = (b: Build, name: string, which: Which) =>
+      timed(runName(b, name), [b.bin, "report", "--state-dir", stateOf(b)[which]], envs[which]);
+    const coldOf = (b: Build, which: Which) => async () => {
+      const st = stateOf(b);
+      if (st[which] !== "") rmSync(st[which], { recursive: true, force: true });
+      st[which] = fresh();
+      await report(b, `${which}Cold`, which);
     };
+    const perBuild = (make: (b: Build) => Record<string, () => Promise<void>>) =>
+      Object.assign({}, ...builds.map(make)) as Record<string, () => Promise<void>>;
     const cold = await interleave(
       {
-        smallCold: coldOf("small", smallEnv),
+        ...perBuild((b) => ({
+          [runName(b, "smallCold")]: coldOf(b, "small"),
+          [runName(b, "largeCold")]: coldOf(b, "large"),
+          [runName(b, "tasksCold")]: coldOf(b, "tasks"),
+        })),
         smallNaive: () => timed("smallNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
-        largeCold: coldOf("large", largeEnv),
         largeNaive: () => timed("largeNaive", [NAIVE, large.tree.sessionsDir], largeEnv),
-        tasksCold: coldOf("tasks", taskEnv),
         tasksNaive: () => timed("tasksNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
       },
       { reps: sizes.cliReps, warmup: 0 },
     );
     const idle = await interleave(
       {
-        smallIdle: () => report("smallIdle", smallEnv, states.small),
+        ...perBuild((b) => ({
+          [runName(b, "smallIdle")]: () => report(b, "smallIdle", "small"),
+          [runName(b, "largeIdle")]: () => report(b, "largeIdle", "large"),
+          [runName(b, "tasksIdle")]: () => report(b, "tasksIdle", "tasks"),
+        })),
         smallIdleNaive: () => timed("smallIdleNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
-        largeIdle: () => report("largeIdle", largeEnv, states.large),
         largeIdleNaive: () => timed("largeIdleNaive", [NAIVE, large.tree.sessionsDir], largeEnv),
-        tasksIdle: () => report("tasksIdle", taskEnv, states.tasks),
         tasksIdleNaive: () => timed("tasksIdleNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
       },
       { reps: sizes.cliReps + 2, warmup: 1 },
     );
-    const daemon = await daemonMinute(smallEnv, states.small, sizes.daemonSeconds, () => {
+    // One daemon at a time (two would share the inotify budget and the cores); the builds take
+    // turns, in the opposite order for the tasks, so a load spell does not always hit the same one.
+    const daemons: Record<string, { daemon: DaemonMinute; taskDaemon: DaemonMinute }> = {};
+    const smallWalk = () => {
       statWalk(small.tree.sessionsDir);
-    });
-    const taskDaemon = await daemonMinute(taskEnv, states.tasks, sizes.daemonSeconds, () => {
+    };
+    const taskWalk = () => {
       taskStatWalk(tasks.tasksDir);
-    });
+    };
+    const sessionsMinutes = new Map<Build, DaemonMinute>();
+    for (const b of builds) {
+      sessionsMinutes.set(
+        b,
+        await daemonMinute(smallEnv, stateOf(b).small, sizes.daemonSeconds, smallWalk, b.bin),
+      );
+    }
+    for (const b of [...builds].reverse()) {
+      const taskDaemon = await daemonMinute(taskEnv, stateOf(b).tasks, sizes.daemonSeconds, taskWalk, b.bin);
+      daemons[b.label] = { daemon: sessionsMinutes.get(b) as DaemonMinute, taskDaemon };
+    }
     return {
       small: { sessions: small.rootIds.length, documents: small.docs.length, bytes: small.bytes },
       large: { documents: large.docs.length, bytes: large.bytes },
       tasks: { tasks: tasks.files.length, bytes: tasks.bytes },
       runs: { ...cold, ...idle },
       cpu,
-      daemon,
-      taskDaemon,
+      daemons,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -191,8 +233,15 @@ export function walksPerMinute(d: DaemonMinute): number {
   return (d.cpuMs * 60) / d.seconds / d.walkCpuMs;
 }
 
-export async function ratiosCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
-  const m = await measureRatios(tmp, sizes);
+export async function ratiosCase(tmp: string, sizes: Sizes, baseBin?: string): Promise<CaseResult> {
+  const builds: Build[] =
+    baseBin === undefined
+      ? [{ label: "", bin: BIN }]
+      : [
+          { label: "base", bin: baseBin },
+          { label: "this", bin: BIN },
+        ];
+  const m = await measureRatios(tmp, sizes, builds);
   const ms = (x: number): string => (x >= 1000 ? `${fmt(x / 1000, 2)} s` : `${fmt(x, 0)} ms`);
   const runs = (k: string): number[] => m.runs[k] ?? [];
   const ratioRow = (measure: string, a: string, b: string, baseline: string, max: number): Row => {
@@ -221,18 +270,36 @@ export async function ratiosCase(tmp: string, sizes: Sizes): Promise<CaseResult>
   const smallWhat = `${m.small.sessions} sessions, ${m.small.documents} docs, ${fmt(m.small.bytes / MiB, 0)} MiB`;
   const largeWhat = `${m.large.documents} large docs, ${fmt(m.large.bytes / MiB, 0)} MiB`;
   const taskWhat = `${m.tasks.tasks} tasks, ${fmt(m.tasks.bytes / MiB, 0)} MiB`;
-  const rows: Row[] = [
-    ratioRow(`cold report, ${smallWhat}`, "smallCold", "smallNaive", "naive", 2),
-    ratioRow("idle report (nothing new), same sessions", "smallIdle", "smallIdleNaive", "naive", 0.5),
-    daemonRow("idle run daemon, same sessions, exporter off", m.daemon, 2),
-    ratioRow(`cold report, ${taskWhat}`, "tasksCold", "tasksNaive", "naive (JSON.parse x2)", 2),
-    ratioRow("idle report, same tasks", "tasksIdle", "tasksIdleNaive", "naive (JSON.parse x2)", 0.5),
-    daemonRow("idle run daemon, same tasks, exporter off", m.taskDaemon, 2),
-    ratioRow(`cold report, ${largeWhat}`, "largeCold", "largeNaive", "naive", 1),
-    ratioRow("idle report, same large docs", "largeIdle", "largeIdleNaive", "naive", 0.5),
-  ];
+  const rows: Row[] = [];
+  for (const b of builds) {
+    const tag = b.label === "" ? "" : ` [${b.label}]`;
+    const k = (name: string) => runName(b, name);
+    const d = m.daemons[b.label] as RatiosMeasurement["daemons"][string];
+    rows.push(
+      ratioRow(`cold report, ${smallWhat}${tag}`, k("smallCold"), "smallNaive", "naive", 2),
+      ratioRow(
+        `idle report (nothing new), same sessions${tag}`,
+        k("smallIdle"),
+        "smallIdleNaive",
+        "naive",
+        0.5,
+      ),
+      daemonRow(`idle run daemon, same sessions, exporter off${tag}`, d.daemon, 2),
+      ratioRow(`cold report, ${taskWhat}${tag}`, k("tasksCold"), "tasksNaive", "naive (JSON.parse x2)", 2),
+      ratioRow(
+        `idle report, same tasks${tag}`,
+        k("tasksIdle"),
+        "tasksIdleNaive",
+        "naive (JSON.parse x2)",
+        0.5,
+      ),
+      daemonRow(`idle run daemon, same tasks, exporter off${tag}`, d.taskDaemon, 2),
+      ratioRow(`cold report, ${largeWhat}${tag}`, k("largeCold"), "largeNaive", "naive", 1),
+      ratioRow(`idle report, same large docs${tag}`, k("largeIdle"), "largeIdleNaive", "naive", 0.5),
+    );
+  }
   const list = (xs: readonly number[] | undefined): string => (xs ?? []).map((x) => fmt(x, 0)).join(" ");
-  const d = (x: DaemonMinute) =>
+  const dm = (x: DaemonMinute) =>
     `${x.passes} passes, ${fmt(x.cpuMs / 1000, 2)} s CPU in ${x.seconds} s, walk ${fmt(x.walkCpuMs, 1)} ms CPU`;
   return {
     name: "ratios",
@@ -241,7 +308,11 @@ export async function ratiosCase(tmp: string, sizes: Sizes): Promise<CaseResult>
       `ratios: runs (ms, wall; CPU in brackets) ${Object.keys(m.runs)
         .map((k) => `${k} ${list(m.runs[k])} [${list(m.cpu[k])}]`)
         .join("; ")}`,
-      `ratios: daemon (sessions) ${d(m.daemon)}; daemon (tasks) ${d(m.taskDaemon)}`,
+      ...builds.map((b) => {
+        const d = m.daemons[b.label] as RatiosMeasurement["daemons"][string];
+        const who = b.label === "" ? "" : ` [${b.label}: ${b.bin}]`;
+        return `ratios: daemon${who} (sessions) ${dm(d.daemon)}; daemon (tasks) ${dm(d.taskDaemon)}`;
+      }),
     ],
     data: m,
   };

@@ -93,7 +93,15 @@ export const QUICK: Sizes = {
 };
 
 /** Parses the command line; unknown case names are an error. */
-export function parseCommandLine(argv: readonly string[]): { cases: CaseName[]; sizes: Sizes; out: string } {
+export interface CommandLine {
+  readonly cases: CaseName[];
+  readonly sizes: Sizes;
+  readonly out: string;
+  /** `--base-bin`: another build's bin, measured beside this tree's where a case supports it (ratios). */
+  readonly baseBin?: string;
+}
+
+export function parseCommandLine(argv: readonly string[]): CommandLine {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
@@ -101,6 +109,8 @@ export function parseCommandLine(argv: readonly string[]): { cases: CaseName[]; 
       quick: { type: "boolean", default: false },
       reps: { type: "string" },
       out: { type: "string", default: ".bench-out" },
+      "base-bin": { type: "string" },
+      "daemon-seconds": { type: "string" },
     },
   });
   for (const p of positionals) {
@@ -123,6 +133,13 @@ export function parseCommandLine(argv: readonly string[]): { cases: CaseName[]; 
       cliReps: n,
     };
   }
+  if (values["daemon-seconds"] !== undefined) {
+    const n = Number(values["daemon-seconds"]);
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`--daemon-seconds wants a positive integer, got ${values["daemon-seconds"]}`);
+    sizes = { ...sizes, daemonSeconds: n };
+  }
   const cases = positionals.length === 0 ? [...CASES] : CASES.filter((c) => positionals.includes(c));
-  return { cases, sizes, out: values.out as string };
+  const baseBin = values["base-bin"];
+  return { cases, sizes, out: values.out as string, ...(baseBin !== undefined ? { baseBin } : {}) };
 }

@@ -68,7 +68,10 @@ export function mtimeMsOfNs(mtimeNs: string): number {
  * (a kernel tick), either in the same tick (the same nanoseconds: no gate sees it; see
  * docs/design.md, known limits) or at least a tick (>= 1 ms) later.
  */
-export function unchangedSinceStat(cp: SourceCheckpoint | undefined, s: Stats): boolean {
+export function unchangedSinceStat(
+  cp: SourceCheckpoint | undefined,
+  s: Pick<Stats, "size" | "ino" | "mtimeMs">,
+): boolean {
   return cp !== undefined && cp.size === s.size && cp.ino === s.ino && mtimeMsOfNs(cp.mtimeNs) === s.mtimeMs;
 }
 

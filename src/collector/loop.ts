@@ -132,6 +132,10 @@ export class CollectorLoop {
   private scope: PassScope = emptyScope(true);
   private lastDiscovery: DiscoverResult | undefined;
   private known = new Set<string>();
+  /** The folders of the sources they were computed from (the watch refresh's input). */
+  private sourceDirs: { readonly sources: readonly Source[]; readonly dirs: ReadonlySet<string> } | undefined;
+  /** The sources of the last discovery a finished pass used (and so pruned the checkpoints by). */
+  private prunedSources: readonly Source[] | undefined;
   private failing = new Map<string, Problem>();
   private current: Promise<void> | undefined;
   private followUp = false;
@@ -158,9 +162,20 @@ export class CollectorLoop {
           // A reused discovery lists nothing new: its checkpoints were pruned when it was fresh.
           return { ...last, listings: [] };
         }
-        this.lastDiscovery = await adapter.discover();
-        this.known = new Set(this.lastDiscovery.sources.map((s) => s.path));
-        return this.lastDiscovery;
+        const before = last?.sources;
+        const d = await adapter.discover();
+        this.lastDiscovery = d;
+        // An idle sweep finds the very same sources (an adapter hands the same objects on): the
+        // set of their paths is the one already built, not 10,000 paths hashed again.
+        if (before === undefined || !sameSources(before, d.sources)) {
+          this.known = new Set(d.sources.map((s) => s.path));
+        }
+        // The same sources a finished pass already pruned by: no checkpoint can be gone since (a
+        // commit adds only listed sources'), so no prune and no set of every live path.
+        if (this.prunedSources !== undefined && sameSources(this.prunedSources, d.sources)) {
+          return { ...d, listings: [] };
+        }
+        return d;
       },
       isClean: (source, checkpoint) => this.isClean(source, checkpoint),
     });
@@ -304,6 +319,7 @@ export class CollectorLoop {
       });
       progress?.finish();
       this.passes++;
+      this.prunedSources = this.lastDiscovery?.sources;
       // Watches before the pass is reported: once its line is logged, whatever is written next
       // is seen (a test, or a user, may act on that line).
       this.refreshWatches();
@@ -346,7 +362,7 @@ export class CollectorLoop {
   private refreshWatches(): void {
     if (!this.watcher || this.stopping || this.lastDiscovery === undefined) return;
     try {
-      const dirs = new Set(this.lastDiscovery.sources.map((s) => dirname(s.path)));
+      const dirs = this.dirsOf(this.lastDiscovery.sources);
       const added = this.watcher.refresh(dirs);
       // What changed in a directory before its watch existed is unknown: look at it once more.
       for (const d of added) this.next.dirs.add(d);
@@ -359,12 +375,29 @@ export class CollectorLoop {
     }
   }
 
+  /** The sources' folders: the last set while the sources are the same (sameDirSet then answers at once). */
+  private dirsOf(sources: readonly Source[]): ReadonlySet<string> {
+    const last = this.sourceDirs;
+    if (last !== undefined && sameSources(last.sources, sources)) return last.dirs;
+    const dirs = new Set(sources.map((s) => dirname(s.path)));
+    this.sourceDirs = { sources, dirs };
+    return dirs;
+  }
+
   private clearTimer(which: "poll" | "debounce"): void {
     const t = which === "poll" ? this.pollTimer : this.debounceTimer;
     if (t !== undefined) clearTimeout(t);
     if (which === "poll") this.pollTimer = undefined;
     else this.debounceTimer = undefined;
   }
+}
+
+/** Whether two discoveries found the same source objects, in the same order. */
+export function sameSources(a: readonly Source[], b: readonly Source[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

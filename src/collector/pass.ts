@@ -152,7 +152,9 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   // Read ahead: the next few documents are read and scanned while the current one commits,
   // so the disk and the CPU overlap. Commits stay in source order, in batches of sources.
   // "unchanged": the adapter answered synchronously (Adapter.unchangedNow), nothing to await.
-  const pending = new Map<number, Promise<Observation> | "unchanged">();
+  // By source index (launched === pending.length), each slot cleared once taken: an array, not
+  // a map, so a sweep over 10,000 unchanged sources hashes nothing.
+  const pending: (Promise<Observation> | "unchanged" | undefined)[] = [];
   // A source's checkpoint only changes by its own commit, which comes after its collection.
   const checkpoints = ledger.allCheckpoints();
   let fresh = 0;
@@ -209,16 +211,13 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
     while (refill && launched < sources.length && launched < i + limit) {
       const next = sources[launched] as Source;
       const cp = checkpoints.get(next.path);
-      pending.set(
-        launched,
-        cp !== undefined && adapter.unchangedNow?.(next, cp) ? "unchanged" : collect(next),
-      );
+      pending.push(cp !== undefined && adapter.unchangedNow?.(next, cp) ? "unchanged" : collect(next));
       launched++;
     }
     const capture = isCaptureSource(source);
     if (capture) captureFiles++;
-    const next = pending.get(i) as Promise<Observation> | "unchanged";
-    pending.delete(i);
+    const next = pending[i] as Promise<Observation> | "unchanged";
+    pending[i] = undefined;
     const obs = next === "unchanged" ? undefined : await next;
     if (obs === undefined || obs.status === "unchanged") unchanged++;
     else if (obs.status === "failed") {

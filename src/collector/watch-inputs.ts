@@ -61,6 +61,8 @@ export function rememberedSubdirectories(
 
 /** Whether two sets of directories hold the same members (the sources' folders of two passes). */
 export function sameDirSet(prev: ReadonlySet<string> | undefined, next: ReadonlySet<string>): boolean {
+  // The same set object: the loop hands the last one on while its discovery found the same sources.
+  if (prev === next) return true;
   if (prev === undefined || prev.size !== next.size) return false;
   for (const d of next) if (!prev.has(d)) return false;
   return true;

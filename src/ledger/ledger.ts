@@ -94,7 +94,8 @@ export class Ledger {
     );
     this.instanceId = meta.get("instance_id") ?? "";
     this.streamStartNs = BigInt(meta.get("stream_start_ns") ?? "0");
-    this.checkpoints = new Checkpoints(db);
+    // A writer holds the checkpoints between passes: only its own commits change them.
+    this.checkpoints = new Checkpoints(db, opened.lock !== undefined);
     this.series = new SeriesReads(db, version);
     this.folds = new SeriesFolds(db);
     this.captures = new Captures(db, version);
@@ -168,7 +169,7 @@ export class Ledger {
   // ---- checkpoints
 
   /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
-  allCheckpoints(): Map<string, SourceCheckpoint> {
+  allCheckpoints(): ReadonlyMap<string, SourceCheckpoint> {
     return this.checkpoints.all();
   }
 
@@ -181,7 +182,10 @@ export class Ledger {
    * dir in `keepUnder` (dirs that could not be listed, whose files may still exist).
    */
   pruneCheckpoints(adapter: string, live: ReadonlySet<string>, keepUnder: readonly string[]): number {
-    return this.transaction(() => this.checkpoints.prune(adapter, live, keepUnder));
+    // Found by reading (the held paths, at an idle sweep), deleted in a transaction only if any.
+    const gone = this.checkpoints.gone(adapter, live, keepUnder);
+    if (gone.length === 0) return 0;
+    return this.transaction(() => this.checkpoints.delete(adapter, gone));
   }
 
   // ---- series (what the exporters read)

@@ -87,6 +87,24 @@ describe("command line", () => {
     expect(() => parseCommandLine(["nope"])).toThrow(/unknown case/);
     expect(() => parseCommandLine(["--reps", "0"])).toThrow(/positive integer/);
   });
+
+  it("takes a base build's bin and the daemons' measuring time", () => {
+    expect(parseCommandLine(["ratios"]).baseBin).toBeUndefined();
+    const cli = parseCommandLine([
+      "ratios",
+      "--base-bin",
+      "/tmp/base/bin/cline-otel.js",
+      "--daemon-seconds",
+      "180",
+    ]);
+    expect(cli.baseBin).toBe("/tmp/base/bin/cline-otel.js");
+    expect(cli.sizes.daemonSeconds).toBe(180);
+    expect(parseCommandLine(["--quick", "--daemon-seconds", "20"]).sizes).toEqual({
+      ...QUICK,
+      daemonSeconds: 20,
+    });
+    expect(() => parseCommandLine(["--daemon-seconds", "1.5"])).toThrow(/positive integer/);
+  });
 });
 
 describe("corpus generator", () => {

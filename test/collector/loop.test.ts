@@ -10,7 +10,13 @@ import { createClineTasksAdapter } from "../../src/adapter/cline-tasks/adapter.t
 import type { TaskRoot } from "../../src/adapter/cline-tasks/types.ts";
 import { combineAdapters } from "../../src/adapter/combine.ts";
 import type { Adapter, Observation, Source } from "../../src/adapter/types.ts";
-import { CollectorLoop, describePass, nextDelay, trackSourceFailures } from "../../src/collector/loop.ts";
+import {
+  CollectorLoop,
+  describePass,
+  nextDelay,
+  sameSources,
+  trackSourceFailures,
+} from "../../src/collector/loop.ts";
 import type { PassResult } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { createLogger } from "../../src/util/log.ts";
@@ -493,3 +499,16 @@ function watchPlan(sessions: string, db: string) {
     ],
   };
 }
+
+describe("sameSources", () => {
+  const src = (path: string) => ({ adapterId: "a", path, origin: "walk" as const, hint: {} });
+  it("holds for the same objects in the same order only, not for equal copies", () => {
+    const a = src("/x");
+    const b = src("/y");
+    expect(sameSources([a, b], [a, b])).toBe(true);
+    expect(sameSources([a, b], [b, a])).toBe(false);
+    expect(sameSources([a, b], [a, src("/y")])).toBe(false);
+    expect(sameSources([a], [a, b])).toBe(false);
+    expect(sameSources([], [])).toBe(true);
+  });
+});

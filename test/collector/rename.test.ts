@@ -107,6 +107,34 @@ describe("CollectorLoop: a rename onto a known source", () => {
     expect(t.n.discovers).toBe(2);
   });
 
+  it("a sweep that finds the same sources prunes nothing; one that finds fewer prunes the gone one", async () => {
+    const t = watchedTasks();
+    const prunes: number[] = [];
+    const prune = t.ledger.pruneCheckpoints.bind(t.ledger);
+    t.ledger.pruneCheckpoints = (adapter, live, keepUnder) => {
+      prunes.push(live.size);
+      return prune(adapter, live, keepUnder);
+    };
+    t.loop.start();
+    await settled(t.loop);
+    expect(prunes).toEqual([t.ids.length]);
+    // The sweep (asked for here instead of waited for): the same sources, no live-path set built.
+    t.loop.requestPass();
+    await until("the sweep", () => t.loop.passCount >= 2);
+    await t.loop.idle();
+    expect(t.n.discovers).toBeGreaterThanOrEqual(2);
+    expect(prunes).toEqual([t.ids.length]);
+    // A task gone: the sweep after it lists one source fewer and prunes its checkpoint.
+    const gone = t.ids[3] as string;
+    rmSync(join(t.data, "tasks", gone), { recursive: true });
+    t.loop.requestPass();
+    await until("the next sweep", () => t.loop.passCount >= 3);
+    await t.loop.idle();
+    expect(prunes.at(-1)).toBe(t.ids.length - 1);
+    expect(t.ledger.allCheckpoints().has(t.doc(gone))).toBe(false);
+    expect(t.ledger.allCheckpoints().size).toBe(t.ids.length - 1);
+  });
+
   it("an adapter whose plan asks for it (renamesRediscover) discovers on every rename", async () => {
     const t = watchedTasks(true);
     t.loop.start();

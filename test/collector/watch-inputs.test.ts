@@ -69,6 +69,8 @@ describe("sameDirSet and unchangedInputs", () => {
     expect(sameDirSet(new Set(["a", "b"]), new Set(["a", "c"]))).toBe(false);
     expect(sameDirSet(new Set(["a"]), new Set(["a", "b"]))).toBe(false);
     expect(sameDirSet(undefined, new Set())).toBe(false);
+    const held = new Set(["a"]);
+    expect(sameDirSet(held, held)).toBe(true);
   });
 
   it("skips a refresh only when roots, listings and source folders are all the last ones", () => {

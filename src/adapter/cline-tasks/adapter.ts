@@ -1,9 +1,3 @@
-/**
- * The task format's adapter (docs/cline-format.md §15): the legacy core's `ui_messages.json` of
- * Cline CLI 1.x/2.x, JetBrains and the VS Code extension, behind the same Adapter interface as
- * the CLI 3.x adapter. Its keys start with `cline-tasks|`: nothing is deduplicated across the two.
- */
-import type { Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
 import {
@@ -15,7 +9,7 @@ import {
 } from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
-import { discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
+import { type DiscoveryStats, discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
 import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
 import {
   type ClientAt,
@@ -106,7 +100,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
    * for both. Dropped at the next turn of the event loop, so no later pass (the loop reuses a
    * discovery) ever gates on them: a stat is at most that synchronous stretch old.
    */
-  let discoveryStats: ReadonlyMap<string, Stats> = new Map();
+  let discoveryStats: DiscoveryStats | undefined;
   /** The last discovery's sources by path: listed again unchanged, they are the same objects. */
   let previous: ReadonlyMap<string, Source> = new Map();
   /** Each root's `tasks/` listing, held while its mark holds (discover.ts listTaskIds). */
@@ -164,22 +158,25 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     id: CLINE_TASKS_ADAPTER_ID,
     async discover() {
       const d = await discoverTasks(roots, history, previous, heldTaskIds);
-      const byPathNow = new Map<string, Source>();
-      for (const s of d.sources) byPathNow.set(s.path, s);
-      previous = byPathNow;
+      // An idle sweep lists the very same sources: the map of the last one still holds them.
+      if (!(d.sources.length === previous.size && d.sources.every((s) => previous.get(s.path) === s))) {
+        const byPathNow = new Map<string, Source>();
+        for (const s of d.sources) byPathNow.set(s.path, s);
+        previous = byPathNow;
+      }
       found = d.found;
       entries = d.history;
       const stats = d.stats;
       discoveryStats = stats;
       setImmediate(() => {
-        if (discoveryStats === stats) discoveryStats = new Map();
+        if (discoveryStats === stats) discoveryStats = undefined;
       });
       entryless = d.entryless;
       return { sources: d.sources, problems: d.problems, listings: d.listings ?? [] };
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
     unchangedNow: (source, checkpoint) => {
-      const s = discoveryStats.get(source.path);
+      const s = discoveryStats?.statOf(source.path);
       return s === undefined ? unchangedNow(source.path, checkpoint) : unchangedSinceStat(checkpoint, s);
     },
     foundRoots: () => found,

@@ -17,8 +17,8 @@ export interface TasksDiscovery extends DiscoverResult {
   readonly found: readonly TaskRoot[];
   /** Each found root's taskHistory.json entries by task id. */
   readonly history: ReadonlyMap<string, ReadonlyMap<string, HistoryEntry>>;
-  /** The stat that found each source (the gate of the pass right after may use it: adapter.ts). */
-  readonly stats: ReadonlyMap<string, Stats>;
+  /** What the stat that found each source says to the gate of the pass right after (adapter.ts). */
+  readonly stats: DiscoveryStats;
   /** Roots where a listed task has no taskHistory.json entry yet (its cwd may come with one). */
   readonly entryless: ReadonlySet<string>;
 }
@@ -43,13 +43,70 @@ export interface HeldTaskIds {
   /** Wall-clock ms read before the stat that gave `mark`. */
   readonly takenMs: number;
   readonly ids: readonly string[];
+  /** Each id's `ui_messages.json` path: held with the ids, so a sweep builds no path strings. */
+  readonly paths: readonly string[];
+  readonly slots: ReadonlyMap<string, number>;
 }
 
-function readTaskIds(tasksDir: string): string[] {
-  return readdirSync(tasksDir, { withFileTypes: true })
+/** A `tasks/` dir's task ids, sorted, and each one's `ui_messages.json` path. */
+export interface TaskFiles {
+  readonly ids: readonly string[];
+  readonly paths: readonly string[];
+  /** Each path's position in `paths` (built with the listing, held with it). */
+  readonly slots: ReadonlyMap<string, number>;
+}
+
+/** What the gate compares of a stat (fingerprint.ts unchangedSinceStat). */
+export interface GateStat {
+  readonly size: number;
+  readonly ino: number;
+  readonly mtimeMs: number;
+}
+
+/**
+ * The stats discovery found each task's file by, for the gate: `statOf(path)` is what that stat
+ * said, or undefined when discovery did not find the file. Kept as numbers in a typed array per
+ * root, not a Stats object per task: an idle sweep over 10,000 tasks held 10,000 Stats objects
+ * across its scavenges, copied and promoted (the idle daemon's minute was mostly GC:
+ * docs/performance.md). (Here, not compared here: this module must not load the scanner, which
+ * `paths` does not need.)
+ */
+export interface DiscoveryStats {
+  statOf(path: string): GateStat | undefined;
+}
+
+/** statSync's options for a file that may not exist yet (one object, not one per task per sweep). */
+const MAY_BE_GONE = { throwIfNoEntry: false } as const;
+
+/** Size, inode and mtimeMs of each slot; NaN size: not a source (no such file, or not a file). */
+const FACTS = 3;
+
+function discoveryStats(
+  roots: readonly { readonly files: TaskFiles; readonly facts: Float64Array }[],
+): DiscoveryStats {
+  return {
+    statOf(path) {
+      for (const { files, facts } of roots) {
+        const k = files.slots.get(path);
+        if (k === undefined) continue;
+        const size = facts[k * FACTS] as number;
+        if (Number.isNaN(size)) return undefined;
+        return { size, ino: facts[k * FACTS + 1] as number, mtimeMs: facts[k * FACTS + 2] as number };
+      }
+      return undefined;
+    },
+  };
+}
+
+function readTaskFiles(tasksDir: string): TaskFiles {
+  const ids = readdirSync(tasksDir, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort();
+  // `tasksDir` is normalized and a listed name holds no separator: no join per task.
+  const prefix = `${tasksDir}${sep}`;
+  const paths = ids.map((id) => `${prefix}${id}${sep}${UI_MESSAGES}`);
+  return { ids, paths, slots: new Map(paths.map((p, k) => [p, k])) };
 }
 
 /**
@@ -63,7 +120,16 @@ export function listTaskIds(
   memo?: Map<string, HeldTaskIds>,
   now: () => number = Date.now,
 ): readonly string[] {
-  if (memo === undefined) return readTaskIds(tasksDir);
+  return listTaskFiles(tasksDir, memo, now).ids;
+}
+
+/** listTaskIds, with each task's `ui_messages.json` path (held with the ids). */
+export function listTaskFiles(
+  tasksDir: string,
+  memo?: Map<string, HeldTaskIds>,
+  now: () => number = Date.now,
+): TaskFiles {
+  if (memo === undefined) return readTaskFiles(tasksDir);
   const takenMs = now();
   let s: Stats;
   try {
@@ -78,12 +144,12 @@ export function listTaskIds(
     held.takenMs - Math.max(s.mtimeMs, s.ctimeMs) >= LISTING_CONFIRM_MS &&
     sameMark(held.mark, s)
   ) {
-    return held.ids;
+    return held;
   }
   memo.delete(tasksDir);
-  const ids = readTaskIds(tasksDir);
-  memo.set(tasksDir, { mark: dirMark(s), takenMs, ids });
-  return ids;
+  const files = readTaskFiles(tasksDir);
+  memo.set(tasksDir, { mark: dirMark(s), takenMs, ...files });
+  return files;
 }
 
 /**
@@ -102,13 +168,13 @@ export async function discoverTasks(
   const found: TaskRoot[] = [];
   const unlisted: string[] = [];
   const byRoot = new Map<string, ReadonlyMap<string, HistoryEntry>>();
-  const stats = new Map<string, Stats>();
+  const statted: { files: TaskFiles; facts: Float64Array }[] = [];
   const entryless = new Set<string>();
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
-    let ids: readonly string[];
+    let files: TaskFiles;
     try {
-      ids = listTaskIds(tasksDir, held);
+      files = listTaskFiles(tasksDir, held);
     } catch (e) {
       // A root that does not exist is the normal case for most candidates: not a problem.
       if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") continue;
@@ -123,14 +189,16 @@ export async function discoverTasks(
     found.push(root);
     const entries = await history.read(root.path, problems);
     byRoot.set(root.path, entries);
-    // `tasksDir` is normalized and a listed name holds no separator: no join per task.
-    const prefix = `${tasksDir}${sep}`;
-    for (const id of ids) {
-      const path = `${prefix}${id}${sep}${UI_MESSAGES}`;
+    const { ids, paths } = files;
+    const facts = new Float64Array(ids.length * FACTS).fill(Number.NaN);
+    statted.push({ files, facts });
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k] as string;
+      const path = paths[k] as string;
       // A task folder without messages yet (just created) is listed once it has them.
       let st: Stats | undefined;
       try {
-        st = statSync(path, { throwIfNoEntry: false });
+        st = statSync(path, MAY_BE_GONE);
       } catch (e) {
         problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
         continue;
@@ -138,7 +206,9 @@ export async function discoverTasks(
       const notFile = taskFileProblem(path, st);
       if (notFile !== undefined) problems.push(notFile);
       if (st === undefined || notFile !== undefined) continue;
-      stats.set(path, st);
+      facts[k * FACTS] = st.size;
+      facts[k * FACTS + 1] = st.ino;
+      facts[k * FACTS + 2] = st.mtimeMs;
       const entry = entries.get(id);
       if (entry === undefined) entryless.add(root.path);
       const project = entry?.project || undefined;
@@ -160,7 +230,7 @@ export async function discoverTasks(
     problems,
     found,
     history: byRoot,
-    stats,
+    stats: discoveryStats(statted),
     entryless,
     listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
   };

@@ -17,11 +17,25 @@ const toCheckpoint = (r: CheckpointRow): SourceCheckpoint => ({
   dev: r.dev,
 });
 
-/** One checkpoint per source (fileconsumer vocabulary): what was read, so an unchanged file is skipped. */
+/**
+ * One checkpoint per source (fileconsumer vocabulary): what was read, so an unchanged file is skipped.
+ *
+ * A writer (`hold`) keeps what it loaded between passes: the checkpoints change only by this
+ * connection's own writes (the ledger's single-writer lock keeps every other process out), so an
+ * idle daemon's sweep over 10,000 sources looks them up in memory instead of loading 10,000 rows
+ * (and collecting them as garbage) every minute. Every write drops what is held (`put`, `delete`),
+ * and nothing is held from a read inside a transaction, whose writes may still be rolled back.
+ */
 export class Checkpoints {
   private readonly st;
+  private held: ReadonlyMap<string, SourceCheckpoint> | undefined;
+  /** Each adapter's checkpoint paths, as `prune` last read them (held like `held`). */
+  private readonly heldPaths = new Map<string, readonly string[]>();
 
-  constructor(db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly hold = false,
+  ) {
     const cols = "path, size, mtime_ns, ino, dev";
     this.st = {
       get: db.prepare(`SELECT ${cols} FROM checkpoints WHERE path = @path`),
@@ -40,11 +54,23 @@ export class Checkpoints {
     };
   }
 
+  /** Whether what a read returns now may be held: a writer's, outside any transaction. */
+  private holdable(): boolean {
+    return this.hold && !this.db.inTransaction;
+  }
+
+  private dropHeld(): void {
+    this.held = undefined;
+    this.heldPaths.clear();
+  }
+
   /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
-  all(): Map<string, SourceCheckpoint> {
+  all(): ReadonlyMap<string, SourceCheckpoint> {
+    if (this.held !== undefined) return this.held;
     const out = new Map<string, SourceCheckpoint>();
     // all(), not iterate(): one call into SQLite instead of one per row (see Listings.load).
     for (const cp of this.st.all.all() as SourceCheckpoint[]) out.set(cp.path, cp);
+    if (this.holdable()) this.held = out;
     return out;
   }
 
@@ -55,23 +81,37 @@ export class Checkpoints {
 
   /** Called inside the transaction that commits the source's rows. */
   put(cp: SourceCheckpoint, adapter: string, nowMs: number): void {
+    this.dropHeld();
     // In the INSERT's column order: no parameter object, no lookup by name (docs/performance.md,
     // "The cold backfill's per-row cost").
     this.st.put.run(cp.path, adapter, cp.size, cp.mtimeNs, cp.ino, cp.dev, nowMs);
   }
 
   /**
-   * Drops the checkpoints of `adapter` for files that are gone: not in `live` and not under a
-   * dir in `keepUnder` (dirs that could not be listed, whose files may still exist). The
-   * caller's transaction.
+   * The checkpoint paths of `adapter` for files that are gone: not in `live` and not under a dir
+   * in `keepUnder` (dirs that could not be listed, whose files may still exist). Reads only.
    */
-  prune(adapter: string, live: ReadonlySet<string>, keepUnder: readonly string[]): number {
-    const under = keepUnder.map((d) => (d.endsWith("/") ? d : `${d}/`));
-    let n = 0;
-    for (const path of this.st.pathsOf.all({ adapter }) as string[]) {
-      if (live.has(path) || under.some((d) => path.startsWith(d))) continue;
-      n += this.st.delete.run({ path, adapter }).changes;
+  gone(adapter: string, live: ReadonlySet<string>, keepUnder: readonly string[]): string[] {
+    let paths = this.heldPaths.get(adapter);
+    if (paths === undefined) {
+      paths = this.st.pathsOf.all({ adapter }) as string[];
+      if (this.holdable()) this.heldPaths.set(adapter, paths);
     }
+    const under = keepUnder.map((d) => (d.endsWith("/") ? d : `${d}/`));
+    const out: string[] = [];
+    for (const path of paths) {
+      if (live.has(path) || under.some((d) => path.startsWith(d))) continue;
+      out.push(path);
+    }
+    return out;
+  }
+
+  /** Deletes `adapter`'s checkpoints of `paths`; the caller's transaction. */
+  delete(adapter: string, paths: readonly string[]): number {
+    if (paths.length === 0) return 0;
+    this.dropHeld();
+    let n = 0;
+    for (const path of paths) n += this.st.delete.run({ path, adapter }).changes;
     return n;
   }
 }

@@ -5,11 +5,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   discoverTasks,
+  type GateStat,
   type HeldTaskIds,
+  listTaskFiles,
   listTaskIds,
   taskFileProblem,
 } from "../../../src/adapter/cline-tasks/discover.ts";
 import { HistoryCache } from "../../../src/adapter/cline-tasks/history.ts";
+import { checkpointOf, statFile, unchangedSinceStat } from "../../../src/adapter/fingerprint.ts";
 import { counts, ROOT, request, say, writeTask } from "./helpers.ts";
 
 let dir: string;
@@ -49,6 +52,34 @@ describe("discoverTasks", () => {
   });
 });
 
+describe("discovery's stats", () => {
+  it("answer the gate as a stat of the file would, and only for what discovery found", async () => {
+    const root = { ...ROOT, path: join(dir, "data") };
+    const paths = ["1", "2", "3"].map((id) => writeTask(root.path, id, [request(10, counts(1, 1))]));
+    mkdirSync(join(root.path, "tasks", "4", "ui_messages.json"), { recursive: true });
+    const d = await discoverTasks([root], new HistoryCache(), new Map(), new Map());
+    for (const p of paths) {
+      const cp = checkpointOf(p, statFile(p));
+      const s = statSync(p);
+      const found = d.stats.statOf(p);
+      expect(found).toEqual({ size: s.size, ino: s.ino, mtimeMs: s.mtimeMs });
+      expect(unchangedSinceStat(cp, found as GateStat)).toBe(true);
+      // Any field off: changed, as the plain stat says.
+      for (const off of [
+        { size: cp.size + 1 },
+        { ino: cp.ino + 1 },
+        { mtimeNs: `${BigInt(cp.mtimeNs) + 1_000_000n}` },
+      ]) {
+        expect(unchangedSinceStat({ ...cp, ...off }, found as GateStat)).toBe(false);
+        expect(unchangedSinceStat({ ...cp, ...off }, s)).toBe(false);
+      }
+    }
+    // A directory where the file belongs, and a path no discovery listed: not answered here.
+    expect(d.stats.statOf(join(root.path, "tasks", "4", "ui_messages.json"))).toBeUndefined();
+    expect(d.stats.statOf(join(dir, "elsewhere"))).toBeUndefined();
+  });
+});
+
 describe("listTaskIds", () => {
   const later = () => Date.now() + 10_000;
 
@@ -77,6 +108,38 @@ describe("listTaskIds", () => {
     if (h === undefined) throw new Error("not held");
     young.set(tasks, { ...h, ids: ["sentinel"] });
     expect(listTaskIds(tasks, young)).toEqual(["1", "3"]);
+  });
+
+  it("holds each task's ui_messages.json path with the ids: a held sweep builds no path", () => {
+    const tasks = join(dir, "tasks");
+    mkdirSync(join(tasks, "b"), { recursive: true });
+    mkdirSync(join(tasks, "a"));
+    const memo = new Map<string, HeldTaskIds>();
+    const first = listTaskFiles(tasks, memo, later);
+    expect(first.paths).toEqual([join(tasks, "a", "ui_messages.json"), join(tasks, "b", "ui_messages.json")]);
+    // Held: the very same arrays (strings built and hashed once per listing, not per sweep).
+    const again = listTaskFiles(tasks, memo, later);
+    expect(again.paths).toBe(first.paths);
+    expect(again.ids).toBe(first.ids);
+    mkdirSync(join(tasks, "c"));
+    const changed = listTaskFiles(tasks, memo, later);
+    expect(changed.paths).not.toBe(first.paths);
+    expect(changed.paths.at(-1)).toBe(join(tasks, "c", "ui_messages.json"));
+  });
+
+  it("discovery lists the same Source objects at an idle sweep", async () => {
+    const root = { ...ROOT, path: join(dir, "data") };
+    writeTask(root.path, "1", [request(10, counts(1, 1)), say(11, "text", "ok")]);
+    writeTask(root.path, "2", [request(10, counts(1, 1)), say(11, "text", "ok")]);
+    const held = new Map<string, HeldTaskIds>();
+    const history = new HistoryCache();
+    const d1 = await discoverTasks([root], history, new Map(), held);
+    const prev = new Map(d1.sources.map((s) => [s.path, s]));
+    const d2 = await discoverTasks([root], history, prev, held);
+    expect(d2.sources).toHaveLength(2);
+    d2.sources.forEach((s, i) => {
+      expect(s).toBe(d1.sources[i]);
+    });
   });
 
   it("a tasks dir that went away throws ENOENT and is forgotten", () => {
