@@ -1,3 +1,8 @@
+/**
+ * The task format's adapter (docs/cline-format.md §15): the legacy core's `ui_messages.json` of
+ * Cline CLI 1.x/2.x, JetBrains and the VS Code extension, behind the same Adapter interface as
+ * the CLI 3.x adapter. Its keys start with `cline-tasks|`: nothing is deduplicated across the two.
+ */
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
 import {
