@@ -17,8 +17,8 @@ export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapt
   };
   return {
     id,
-    async discover() {
-      const results = await Promise.all(adapters.map((a) => a.discover()));
+    async discover(known) {
+      const results = await Promise.all(adapters.map((a) => a.discover(known)));
       results.forEach((r, i) => {
         for (const s of r.sources) owner.set(s.adapterId, adapters[i] as Adapter);
         for (const l of r.listings ?? []) owner.set(l.adapterId, adapters[i] as Adapter);

@@ -91,6 +91,8 @@ export interface ListingMemo {
   paths(): IterableIterator<string>;
   /** Writes what changed since the last flush; returns how many listings were written or dropped. */
   flush(): number;
+  /** How many listings changed (put or dropped) since the last flush that wrote them. */
+  pending(): number;
 }
 
 export function listingMemo(
@@ -126,5 +128,6 @@ export function listingMemo(
       drop.clear();
       return n;
     },
+    pending: () => put.size + drop.size,
   };
 }

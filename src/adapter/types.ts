@@ -456,7 +456,12 @@ export interface DiscoverResult {
  */
 export interface Adapter {
   readonly id: string;
-  discover(): Promise<DiscoverResult>;
+  /**
+   * `known`: the pass's checkpoints, by path, when it has them before discovery (runPass). An
+   * adapter may use them to build less for sources it finds unchanged (gate first, build later:
+   * cline/quiet.ts); it must still list every source, and answer `unchangedNow` as its stat does.
+   */
+  discover(known?: ReadonlyMap<string, SourceCheckpoint>): Promise<DiscoverResult>;
   /** Skip the source when its fingerprint matches the checkpoint; otherwise read it in full. */
   collectIncremental(source: Source, checkpoint: SourceCheckpoint | undefined): Promise<Observation>;
   /**

@@ -134,7 +134,10 @@ export interface PassOptions {
  */
 export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOptions = {}): Promise<PassResult> {
   const started = performance.now();
-  const { sources, problems: discoverProblems, listings = [] } = await adapter.discover();
+  // Loaded before discovery, which may use them (Adapter.discover): a source's checkpoint only
+  // changes by its own commit, which comes after its collection.
+  const checkpoints = ledger.allCheckpoints();
+  const { sources, problems: discoverProblems, listings = [] } = await adapter.discover(checkpoints);
   const problems: Problem[] = [...discoverProblems];
   const checkpointsPruned = pruneGone(ledger, sources, listings);
   boundYoungGeneration();
@@ -155,8 +158,6 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   // By source index (launched === pending.length), each slot cleared once taken: an array, not
   // a map, so a sweep over 10,000 unchanged sources hashes nothing.
   const pending: (Promise<Observation> | "unchanged" | undefined)[] = [];
-  // A source's checkpoint only changes by its own commit, which comes after its collection.
-  const checkpoints = ledger.allCheckpoints();
   let fresh = 0;
   for (const s of sources) if (!checkpoints.has(s.path)) fresh++;
   const window = readAheadFor(fresh, opts.readAhead);

@@ -1,15 +1,16 @@
 import { unchangedNow } from "../fingerprint.ts";
-import type { ListingStore } from "../listings.ts";
-import type { Adapter } from "../types.ts";
+import { type ListingStore, listingMemo } from "../listings.ts";
+import type { Adapter, Problem, Source, SourceCheckpoint } from "../types.ts";
 import { BackgroundReader } from "./background-reader.ts";
 import {
   CLINE_COMPACTIONS_ADAPTER_ID,
   collectCompactionIncremental,
   compactionSources,
 } from "./compaction/collect.ts";
-import { discoverCline, discoveryMemos, flushDiscoveryMemos } from "./discover.ts";
+import { discoverCline, discoveryMemos, flushDiscoveryMemos, walkSessions } from "./discover.ts";
 import { cachedIndexReader, type IndexReader } from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
+import { indexMarks, keepQuietEntry, QUIET_SCOPE, quietEntry, quietSources, UNBUILT_HINT } from "./quiet.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
 
 export { collectDocument } from "./document.ts";
@@ -23,38 +24,87 @@ export function createClineAdapter(
   paths: ClinePaths,
   readIndex: IndexReader = cachedIndexReader(),
   listings?: ListingStore,
+  now: () => number = Date.now,
 ): Adapter {
-  const memos = discoveryMemos(listings);
+  const memos = discoveryMemos(listings, now);
+  // The facts a quiet discovery relies on (quiet.ts); only with a store that outlives the process.
+  const quiet = listings === undefined ? undefined : listingMemo(QUIET_SCOPE, listings, now);
+  const sessionsDir = paths.sessions.path;
   // Documents are read in a worker thread while a backfill reads far ahead (background-reader.ts).
   const reader = new BackgroundReader();
+  /** The checkpoints the last quiet discovery found its documents unchanged against (by stat). */
+  let verified: ReadonlyMap<string, SourceCheckpoint> | undefined;
+  /** Real hints for sources of a quiet discovery, built only if one is ever collected. */
+  let built: Promise<ReadonlyMap<string, Source>> | undefined;
+  const withHint = async (source: Source): Promise<Source> => {
+    built ??= discoverCline(paths, readIndex, memos.sidecars, undefined, memos.dirs).then(
+      (d) => new Map(d.sources.map((s) => [s.path, s])),
+    );
+    const full = (await built).get(source.after ?? source.path);
+    return { ...source, origin: full?.origin ?? source.origin, hint: full?.hint ?? {} };
+  };
   return {
     id: CLINE_ADAPTER_ID,
     // Documents first, then the compaction files next to them: a compaction's model comes from
     // its document's events, which the pass has committed by then.
-    async discover() {
+    async discover(known) {
+      verified = undefined;
+      built = undefined;
       const listed = new Set<string>();
-      const found = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs);
+      const walkProblems: Problem[] = [];
+      const docs = walkSessions(sessionsDir, walkProblems, listed, memos.dirs);
+      const walk = { docs, problems: walkProblems };
+      // Gate first: with the checkpoints and a walk that re-listed nothing, an unchanged tree
+      // builds no source's hint and decodes no index (quiet.ts).
+      const calm =
+        known !== undefined && quiet !== undefined && walkProblems.length === 0 && memos.dirs.pending() === 0;
+      const q = calm ? quietSources(quiet, sessionsDir, paths.db.path, docs, known, now) : undefined;
+      let found: { readonly sources: Source[]; readonly problems: readonly Problem[] };
+      if (q !== undefined) {
+        verified = known;
+        found = q;
+      } else {
+        const marks = quiet === undefined ? undefined : indexMarks(paths.db.path, now);
+        const full = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs, walk);
+        found = full;
+        if (quiet !== undefined && marks !== undefined) {
+          const own = full.problems.filter((p) => !walkProblems.includes(p));
+          keepQuietEntry(quiet, sessionsDir, quietEntry(sessionsDir, marks, full.index, docs, own));
+        }
+      }
       const problems = [...found.problems];
-      flushDiscoveryMemos(memos, problems, paths.sessions.path);
+      // The quiet facts before the listings: should the second write fail, the listings not
+      // written make the next walk list again, which takes the full discovery.
+      try {
+        quiet?.flush();
+      } catch (e) {
+        problems.push({ path: sessionsDir, code: "listings-not-saved", detail: (e as Error).message });
+      }
+      flushDiscoveryMemos(memos, problems, sessionsDir);
       // The same results either way, only slower: said once, counted like any problem.
       const fallback = reader.takeDisabledNotice();
       if (fallback !== undefined)
         problems.push({
-          path: paths.sessions.path,
+          path: sessionsDir,
           code: "reader-fallback",
           detail: `${fallback}; documents are read on the main thread`,
         });
       return {
-        sources: [...found.sources, ...compactionSources(found.sources, listed, paths.sessions.path)],
+        sources: [...found.sources, ...compactionSources(found.sources, listed, sessionsDir)],
         problems,
       };
     },
     async collectIncremental(source, checkpoint) {
-      if (source.adapterId === CLINE_COMPACTIONS_ADAPTER_ID)
-        return collectCompactionIncremental(source, checkpoint);
-      return reader.collect(source, checkpoint);
+      const s = source.hint === UNBUILT_HINT ? await withHint(source) : source;
+      if (s.adapterId === CLINE_COMPACTIONS_ADAPTER_ID) return collectCompactionIncremental(s, checkpoint);
+      return reader.collect(s, checkpoint);
     },
-    // Documents and compaction files alike: the stat gate of collectIfChanged.
-    unchangedNow: (source, checkpoint) => unchangedNow(source.path, checkpoint),
+    // Documents and compaction files alike: the stat gate of collectIfChanged. A quiet
+    // discovery's document was stat-ed by it against this very checkpoint: that stat answers.
+    unchangedNow: (source, checkpoint) =>
+      (source.hint === UNBUILT_HINT &&
+        source.adapterId === CLINE_ADAPTER_ID &&
+        verified?.get(source.path) === checkpoint) ||
+      unchangedNow(source.path, checkpoint),
   };
 }

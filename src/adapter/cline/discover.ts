@@ -230,7 +230,9 @@ export async function discoverCline(
   compactionFiles?: Set<string>,
   /** The session folders' listings (see walkSessions); in-process only by default. */
   dirs?: ListingMemo,
-): Promise<DiscoverResult> {
+  /** This pass's walk, when the caller already took it (then it filled `compactionFiles`). */
+  walk?: SessionsWalk,
+): Promise<ClineDiscovery> {
   const problems: Problem[] = [];
   const sources: Source[] = [];
   const sessionsDir = paths.sessions.path;
@@ -260,7 +262,12 @@ export async function discoverCline(
 
   const seen = new Set<string>();
   const identity = canonicalizer(sessionsDir);
-  const walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
+  let walkedDocs: WalkedDocument[];
+  if (walk === undefined) walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
+  else {
+    walkedDocs = walk.docs;
+    problems.push(...walk.problems);
+  }
   const walkedPlain = new Set<string>();
   for (const d of walkedDocs) if (d.plain) walkedPlain.add(d.path);
   const walked = (path: string): boolean => walkedPlain.has(path);
@@ -318,7 +325,19 @@ export async function discoverCline(
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
   }
   problems.push(...clients.problems(index.dbPath));
-  return { sources, problems };
+  return { sources, problems, index };
+}
+
+/** A walk of the sessions tree taken before discovery (walkSessions' documents and problems). */
+export interface SessionsWalk {
+  readonly docs: WalkedDocument[];
+  readonly problems: readonly Problem[];
+}
+
+/** A discovery of the messages surface, with the index read it used. */
+export interface ClineDiscovery extends DiscoverResult {
+  readonly sources: Source[];
+  readonly index: IndexReadResult;
 }
 
 /**

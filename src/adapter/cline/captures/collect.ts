@@ -138,23 +138,26 @@ export async function collectCapture(source: Source, resolver: SessionResolver):
 }
 
 /**
- * The captures surface as an Adapter. Each discovery lists the capture dirs, refreshes the
- * session index used to join captures to their project, and prunes the checkpoints of files
+ * The captures surface as an Adapter. Each discovery lists the capture dirs (the session
+ * index that joins captures to their project is read when a pass first reads one), and prunes the checkpoints of files
  * Cline has deleted. A capture with a checkpoint is never opened again.
  */
 export function createClineCapturesAdapter(opts: CapturesAdapterOptions): Adapter {
   const readIndex = opts.readIndex ?? cachedIndexReader();
-  let resolver: SessionResolver | undefined;
+  // One per pass, shared by the captures read ahead together.
+  let resolver: Promise<SessionResolver> | undefined;
   let resolverProblems: Problem[] = [];
   const freshResolver = async (): Promise<SessionResolver> => {
+    const problems: Problem[] = [];
+    resolverProblems = problems;
     const index = await readIndex(opts.cline.db.path);
-    resolverProblems = [];
-    return createSessionResolver(opts.cline.sessions.path, index, resolverProblems);
+    return createSessionResolver(opts.cline.sessions.path, index, problems);
   };
   const collect = async (source: Source): Promise<Observation> => {
-    resolver ??= await freshResolver();
+    resolver ??= freshResolver();
+    const r = await resolver;
     const before = resolverProblems.length;
-    const obs = await collectCapture(source, resolver);
+    const obs = await collectCapture(source, r);
     // Sidecar problems met while joining this capture travel with it (counted, never lost).
     const extra = resolverProblems.slice(before);
     if (extra.length === 0 || obs.status !== "read") return obs;
@@ -164,7 +167,9 @@ export function createClineCapturesAdapter(opts: CapturesAdapterOptions): Adapte
     id: CLINE_CAPTURES_ADAPTER_ID,
     async discover() {
       const listing = listCaptureFiles(opts.dirs);
-      resolver = await freshResolver();
+      // The session join is built when a capture is first read in this pass, not before: an
+      // idle pass (or a tree without captures) reads no index for it.
+      resolver = undefined;
       // Every capture file of the readable dirs is listed: the pass drops the checkpoints of
       // the files Cline has deleted (its 24-hour cleanup), except under dirs it could not list.
       return {
@@ -190,8 +195,8 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
   const pick = (s: Source): Adapter => (s.adapterId === captures.id ? captures : messages);
   return {
     id: messages.id,
-    async discover() {
-      const a = await messages.discover();
+    async discover(known) {
+      const a = await messages.discover(known);
       const b = await captures.discover();
       return {
         sources: [...a.sources, ...b.sources],

@@ -1,0 +1,319 @@
+/**
+ * The quiet discovery (src/adapter/cline/quiet.ts): a pass over an unchanged tree decodes no index
+ * and builds no hint, and every change of a document, a folder or the index is still found in the
+ * same pass, read with the hint the full discovery gives it.
+ */
+import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClineAdapter } from "../../../src/adapter/cline/adapter.ts";
+import { discoverCline } from "../../../src/adapter/cline/discover.ts";
+import {
+  cachedIndexReader,
+  type IndexReadResult,
+  readSessionIndex,
+} from "../../../src/adapter/cline/index-db.ts";
+import { resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
+import { QUIET_SCOPE, quietEntry, UNBUILT_HINT, walkShaped } from "../../../src/adapter/cline/quiet.ts";
+import type { ListingStore } from "../../../src/adapter/listings.ts";
+import type { Source, SourceCheckpoint } from "../../../src/adapter/types.ts";
+import { runPass } from "../../../src/collector/pass.ts";
+import { Ledger } from "../../../src/ledger/ledger.ts";
+import { makeTree, messagesDoc, type Tree, writeSession } from "../../helpers/cline-tree.ts";
+
+const M = (i: number, o: number) => ({
+  inputTokens: i,
+  outputTokens: o,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
+
+let dir: string;
+let tree: Tree;
+let state: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "quiet-"));
+  tree = makeTree(join(dir, "home"), [
+    { id: "s1", cwd: "/p1", messages: [{ id: "m1", metrics: M(1, 1) }] },
+    {
+      id: "s2",
+      cwd: "/p2",
+      messages: [{ id: "m1", metrics: M(2, 2) }],
+      subagents: { a1: [{ id: "x", metrics: M(3, 3) }] },
+    },
+    { id: "u1", cwd: "/unindexed", messages: [{ id: "m1", metrics: M(4, 4) }], indexed: false },
+  ]);
+  state = join(dir, "state");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const folder = (id: string) => join(tree.sessionsDir, id);
+const doc = (id: string, agent = id) => join(folder(id), `${agent}.messages.json`);
+const paths = () => resolveClinePaths({}, {}, tree.home);
+/** A process 20 s after the files last changed: listings and index marks are confirmed. */
+const later = () => Date.now() + 20_000;
+
+/** One `report`-like process: a fresh adapter over the ledger's store, one pass; counts index reads. */
+async function pass() {
+  const ledger = Ledger.open(state);
+  try {
+    let indexReads = 0;
+    const read = (d: string): Promise<IndexReadResult> => {
+      indexReads++;
+      return readSessionIndex(d);
+    };
+    const adapter = createClineAdapter(paths(), cachedIndexReader(read), ledger.listings, later);
+    const r = await runPass(adapter, ledger);
+    const events = [...ledger.iterateEvents()].map((e) => `${e.source_path}|${e.project}|${e.message_id}`);
+    return { r, indexReads, events: events.sort() };
+  } finally {
+    ledger.close();
+  }
+}
+
+/** Rewrites the file in place (the folder does not change), its mtime moved on. */
+function rewrite(path: string, content: string): void {
+  writeFileSync(path, content);
+  const t = Date.now() / 1000 + 5;
+  utimesSync(path, t, t);
+}
+
+describe("the quiet discovery", () => {
+  it("an unchanged tree: no index read, the same sources and problems as the full discovery", async () => {
+    const first = await pass();
+    expect(first.r).toMatchObject({ sources: 4, read: 4, failed: 0 });
+    const second = await pass();
+    expect(second.r).toMatchObject({ sources: 4, read: 0, unchanged: 4, failed: 0 });
+    expect(second.indexReads).toBe(0);
+    expect(second.r.problems).toEqual(first.r.problems);
+    expect(second.events).toEqual(first.events);
+  });
+
+  it("repeats the full discovery's problems verbatim (an index row naming a missing document)", async () => {
+    const db = new Database(join(tree.dbDir, "sessions.db"));
+    db.prepare("UPDATE sessions SET messages_path = ? WHERE session_id = 's1'").run(
+      join(folder("s1"), "gone.messages.json"),
+    );
+    db.close();
+    const first = await pass();
+    expect(first.r.problems.map((p) => p.code)).toContain("index-path-unusable");
+    const second = await pass();
+    expect(second.indexReads).toBe(0);
+    expect(second.r.problems).toEqual(first.r.problems);
+  });
+
+  // Each change must be found in the very pass that follows it: these fail if the quiet
+  // discovery skipped a changed document (read 0) or read it without its hint (project).
+  const changes: [string, () => void, number, string[]][] = [
+    [
+      "a document rewritten in place (grown)",
+      () =>
+        rewrite(
+          doc("s1"),
+          JSON.stringify(
+            messagesDoc("s1", "lead", [
+              { id: "m1", metrics: M(1, 1) },
+              { id: "m2", metrics: M(9, 9) },
+            ]),
+          ),
+        ),
+      1,
+      ["s1.messages.json|/p1|m2"],
+    ],
+    [
+      "a document rewritten in place to the same size",
+      () => {
+        const before = statSync(doc("s2", "a1")).size;
+        const text = JSON.stringify(messagesDoc("s2__a1", "subagent", [{ id: "y", metrics: M(3, 3) }]));
+        expect(text.length).toBe(before);
+        rewrite(doc("s2", "a1"), text);
+      },
+      1,
+      ["a1.messages.json|/p2|y"],
+    ],
+    [
+      "a new document in an old folder",
+      () =>
+        writeFileSync(
+          doc("s1", "b2"),
+          JSON.stringify(messagesDoc("s1__b2", "subagent", [{ id: "q", metrics: M(5, 5) }])),
+        ),
+      1,
+      ["b2.messages.json|/p1|q"],
+    ],
+    [
+      "a new session folder (indexed)",
+      () => {
+        writeSession(tree, { id: "n1", cwd: "/new", messages: [{ id: "n", metrics: M(6, 6) }] });
+        const db = new Database(join(tree.dbDir, "sessions.db"));
+        db.prepare(
+          `INSERT INTO sessions (session_id, source, pid, started_at, status, interactive, provider, model, cwd,
+            workspace_root, enable_tools, enable_spawn, enable_teams, is_subagent, parent_session_id, metadata_json,
+            hook_path, messages_path, updated_at)
+           VALUES ('n1', 'cli', 1, 'x', 'completed', 0, 'p', 'm', '/new', '/new', 1, 1, 0, 0, NULL, '{}', '', ?, 'x')`,
+        ).run(doc("n1"));
+        db.close();
+      },
+      1,
+      ["n1.messages.json|/new|n"],
+    ],
+    ["a document renamed onto a new name", () => renameSync(doc("s2", "a1"), doc("s2", "a9")), 1, []],
+  ];
+  for (const [what, change, read, added] of changes) {
+    it(`finds ${what} in the same pass`, async () => {
+      await pass();
+      const idle = await pass();
+      expect(idle.indexReads).toBe(0);
+      change();
+      const r = await pass();
+      expect(r.r.read).toBe(read);
+      const newEvents = r.events
+        .filter((e) => !idle.events.includes(e))
+        .map((e) => e.slice(e.lastIndexOf("/", e.indexOf("|")) + 1));
+      for (const e of added) expect(newEvents).toContain(e);
+      // And quiet again afterwards.
+      const after = await pass();
+      expect(after.r.read).toBe(0);
+      expect(after.indexReads).toBe(0);
+    });
+  }
+
+  it("a deleted document is no source any more, and its index row is reported from then on", async () => {
+    await pass();
+    await pass();
+    rmSync(doc("s2", "a1"));
+    const unusable = (r: Awaited<ReturnType<typeof pass>>) =>
+      r.r.problems.filter((p) => p.code === "index-path-unusable").map((p) => p.path);
+    const r = await pass();
+    expect(r.r.sources).toBe(3);
+    expect(unusable(r)).toEqual([doc("s2", "a1")]);
+    const again = await pass();
+    expect(again.indexReads).toBe(0);
+    expect(again.r.sources).toBe(3);
+    expect(unusable(again)).toEqual([doc("s2", "a1")]);
+  });
+
+  it("an index that changed (a session's cwd) is read again", async () => {
+    await pass();
+    expect((await pass()).indexReads).toBe(0);
+    const db = new Database(join(tree.dbDir, "sessions.db"));
+    db.prepare("UPDATE sessions SET cwd = '/moved' WHERE session_id = 's1'").run();
+    db.close();
+    const r = await pass();
+    expect(r.indexReads).toBe(1);
+    expect(r.r.read).toBe(0);
+  });
+
+  it("a quiet source read after all gets the full discovery's hint", async () => {
+    await pass();
+    const ledger = Ledger.open(state);
+    try {
+      const adapter = createClineAdapter(paths(), undefined, ledger.listings, later);
+      const known = ledger.allCheckpoints();
+      const found = await adapter.discover(known);
+      const s1 = found.sources.find((s) => s.path === doc("s1")) as Source;
+      expect(s1.hint).toBe(UNBUILT_HINT);
+      // Discovery's stat answers the gate for the checkpoint it compared against, not another.
+      const cp = known.get(s1.path) as SourceCheckpoint;
+      expect(adapter.unchangedNow?.(s1, cp)).toBe(true);
+      expect(adapter.unchangedNow?.(s1, { ...cp })).toBe(true);
+      expect(adapter.unchangedNow?.(s1, { ...cp, size: cp.size + 1 })).toBe(false);
+      rewrite(doc("s1"), JSON.stringify(messagesDoc("s1", "lead", [{ id: "m7", metrics: M(1, 2) }])));
+      const obs = await adapter.collectIncremental(s1, cp);
+      expect(obs.status).toBe("read");
+      if (obs.status !== "read") return;
+      expect(obs.events.map((e) => [e.messageId, e.project])).toEqual([["m7", "/p1"]]);
+    } finally {
+      ledger.close();
+    }
+  });
+});
+
+describe("quietEntry: kept only when the index's rows are all the walk's documents", () => {
+  const marks = { mark: "m", takenMs: 100_000, changedMs: 0 };
+  const walked = [{ path: "/s/a/a.messages.json", plain: true }];
+  const ok: IndexReadResult = { status: "ok", dbPath: "/db", rows: [], strategy: "in-memory" };
+  const row = (messagesPath: string | null) => ({
+    sessionId: "a",
+    messagesPath,
+    cwd: null,
+    isSubagent: false,
+    parentSessionId: null,
+    agentId: null,
+    provider: null,
+    model: null,
+    startedAt: null,
+    source: null,
+  });
+
+  it("is kept for walk-shaped rows and stable problems", () => {
+    const index = { ...ok, rows: [row("/s/a/a.messages.json"), row(null), row("")] };
+    const problems = [{ path: "/db", code: "unknown-session-source", detail: "d" }];
+    expect(quietEntry("/s", marks, index, walked, problems)?.entries).toBe(JSON.stringify(problems));
+  });
+  it("is not kept for a row naming a document elsewhere, relative, or not a document", () => {
+    for (const p of [
+      "/elsewhere/a.messages.json",
+      "a/a.messages.json",
+      "/s/a/b/a.messages.json",
+      "/s/a/a.json",
+    ]) {
+      expect(quietEntry("/s", marks, { ...ok, rows: [row(p)] }, walked, []), p).toBeUndefined();
+    }
+  });
+  it("is not kept for a symlinked document, a passing problem, a failed read, or unconfirmed marks", () => {
+    expect(quietEntry("/s", marks, ok, [{ path: "/s/a/a.messages.json", plain: false }], [])).toBeUndefined();
+    const sidecar = [{ path: "/s/a/a.json", code: "unreadable-sidecar", detail: "EACCES" }];
+    expect(quietEntry("/s", marks, ok, walked, sidecar)).toBeUndefined();
+    expect(quietEntry("/s", marks, { ...ok, status: "locked" }, walked, [])).toBeUndefined();
+    expect(quietEntry("/s", marks, { ...ok, cacheProblem: "x" }, walked, [])).toBeUndefined();
+    expect(quietEntry("/s", { ...marks, changedMs: 99_000 }, ok, walked, [])).toBeUndefined();
+    expect(quietEntry("/s", marks, ok, walked, [])).toBeDefined();
+  });
+  it("walkShaped: exactly <sessions>/<folder>/<name>.messages.json", () => {
+    expect(walkShaped("/s/a/x.messages.json", "/s/")).toBe(true);
+    expect(walkShaped("/s/../x.messages.json", "/s/")).toBe(false);
+    expect(walkShaped("/s//x.messages.json", "/s/")).toBe(false);
+    expect(walkShaped("/s/a/x.compaction.json", "/s/")).toBe(false);
+    expect(walkShaped("/t/a/x.messages.json", "/s/")).toBe(false);
+  });
+});
+
+describe("a stored entry the index no longer matches", () => {
+  it("a row added outside the walk is found: the full discovery runs when the index's marks moved", async () => {
+    await pass();
+    await pass();
+    const elsewhere = join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    const outside = join(elsewhere, "o1.messages.json");
+    writeFileSync(outside, JSON.stringify(messagesDoc("o1", "lead", [{ id: "o", metrics: M(1, 1) }])));
+    const db = new Database(join(tree.dbDir, "sessions.db"));
+    db.prepare("UPDATE sessions SET messages_path = ? WHERE session_id = 's1'").run(outside);
+    db.close();
+    const r = await pass();
+    expect(r.r.read).toBe(1);
+    expect(r.events.some((e) => e.startsWith(outside))).toBe(true);
+    // No entry is kept for such an index: every later pass is a full one.
+    const ledger = Ledger.open(state);
+    expect((ledger.listings as ListingStore).load(QUIET_SCOPE).size).toBe(0);
+    ledger.close();
+    expect((await pass()).indexReads).toBe(1);
+  });
+
+  it("the discovery of the same tree without checkpoints is the full one (the daemon's)", async () => {
+    await pass();
+    const ledger = Ledger.open(state);
+    try {
+      const adapter = createClineAdapter(paths(), undefined, ledger.listings, later);
+      const found = await adapter.discover();
+      expect(found.sources.every((s) => s.hint !== UNBUILT_HINT)).toBe(true);
+      const full = await discoverCline(paths());
+      expect(found.sources.map((s) => s.path).sort()).toEqual(full.sources.map((s) => s.path).sort());
+    } finally {
+      ledger.close();
+    }
+  });
+});
