@@ -1,8 +1,9 @@
 /**
  * The performance benchmark suite: `npm run bench [-- <case ...>] [--quick] [--reps N]`.
  *
- * Options: --quick, --reps N, --out DIR, --daemon-seconds N (each idle daemon measured this long),
- * --base-bin BIN (ratios: another build's bin measured beside this tree's, interleaved).
+ * Options: --quick, --reps N, --out DIR, --daemon-seconds N (each idle daemon measured this long;
+ * 0: no daemon rows), --base-bin BIN (ratios: another build's bin measured beside this tree's,
+ * interleaved), --corpora small,tasks,large (ratios: only these corpora's rows; default all).
  * Cases (default: all, in this order):
  *   startup   0. `--version`, `paths` and `npm start` vs `node -e 0` (bench/cases/startup.ts)
  *   cli       1. the issue-15 table, whole processes: cold/idle `report`, the idle daemon, `run --once`
@@ -41,7 +42,7 @@ import { scanCase } from "./cases/scan.ts";
 import { slowCase } from "./cases/slow.ts";
 import { startupCase } from "./cases/startup.ts";
 import { type Corpus, writeCorpus } from "./lib/corpus.ts";
-import { type CaseName, parseCommandLine, type Sizes } from "./lib/options.ts";
+import { type CaseName, type Corpus as CorpusName, parseCommandLine, type Sizes } from "./lib/options.ts";
 import { type CaseResult, type Row, renderTable } from "./lib/report.ts";
 import { fmt } from "./lib/stats.ts";
 
@@ -57,7 +58,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${(e as Error).message}\n`);
     return 2;
   }
-  const { cases, sizes, out, baseBin } = cli;
+  const { cases, sizes, out, baseBin, corpora } = cli;
   const tmp = mkdtempSync(join(tmpdir(), "cline-otel-bench-"));
   const cleanup = (): void => rmSync(tmp, { recursive: true, force: true });
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -87,7 +88,7 @@ async function main(): Promise<number> {
       const t = performance.now();
       process.stderr.write(`bench: ${name}...\n`);
       try {
-        const r = await runCase(name, sizes, tmp, getHistory, baseBin);
+        const r = await runCase(name, sizes, tmp, getHistory, baseBin, corpora);
         results.push(r);
       } catch (e) {
         errors.push({
@@ -141,6 +142,7 @@ async function runCase(
   tmp: string,
   history: () => Corpus,
   baseBin: string | undefined,
+  corpora: readonly CorpusName[] | undefined,
 ): Promise<CaseResult> {
   switch (name) {
     case "startup":
@@ -148,7 +150,7 @@ async function runCase(
     case "cli":
       return cliCase(tmp, sizes);
     case "ratios":
-      return ratiosCase(tmp, sizes, baseBin === undefined ? undefined : resolve(baseBin));
+      return ratiosCase(tmp, sizes, baseBin === undefined ? undefined : resolve(baseBin), corpora);
     case "cold":
       return coldCase(tmp, sizes);
     case "delivered":

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SWEEP_INTERVAL_MS } from "../../src/collector/loop.ts";
 import { type Corpus, smallSessionsSpec, writeCorpus } from "../lib/corpus.ts";
-import type { Sizes } from "../lib/options.ts";
+import { CORPORA, type Corpus as CorpusName, type Sizes } from "../lib/options.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
 import { fmt, interleave, MiB, median } from "../lib/stats.ts";
 import { type TaskCorpus, taskStatWalk, writeTaskCorpus } from "../lib/task-corpus.ts";
@@ -45,13 +45,15 @@ export interface Build {
 }
 
 export interface RatiosMeasurement {
+  /** The corpora measured (`--corpora`); the others' sizes are 0 and their rows absent. */
+  readonly corpora: readonly CorpusName[];
   readonly small: { readonly sessions: number; readonly documents: number; readonly bytes: number };
   readonly large: { readonly documents: number; readonly bytes: number };
   readonly tasks: { readonly tasks: number; readonly bytes: number };
   readonly runs: Record<string, number[]>;
   readonly cpu: Record<string, number[]>;
-  /** Each build's idle daemon minute (sessions, tasks), by the build's label. */
-  readonly daemons: Record<string, { readonly daemon: DaemonMinute; readonly taskDaemon: DaemonMinute }>;
+  /** Each build's idle daemon minute (sessions, tasks), by the build's label; absent when not measured. */
+  readonly daemons: Record<string, { readonly daemon?: DaemonMinute; readonly taskDaemon?: DaemonMinute }>;
 }
 
 /** CPU (ms) of `fn`, median over `reps` runs after one warm-up. */
@@ -129,19 +131,25 @@ export async function measureRatios(
   tmp: string,
   sizes: Sizes,
   builds: readonly Build[] = [{ label: "", bin: BIN }],
+  corpora: readonly CorpusName[] = CORPORA,
 ): Promise<RatiosMeasurement> {
   const dir = mkdtempSync(join(tmp, "ratios-"));
+  const has = (c: CorpusName): boolean => corpora.includes(c);
   try {
-    const small: Corpus = writeCorpus(join(dir, "small"), smallSessionsSpec(sizes.cliSessions));
+    // A corpus not measured is an empty one (nothing written, no runs).
+    const small: Corpus = writeCorpus(
+      join(dir, "small"),
+      smallSessionsSpec(has("small") ? sizes.cliSessions : 0),
+    );
     const large: Corpus = writeCorpus(join(dir, "large"), {
-      sessions: sizes.cliLargeDocs,
+      sessions: has("large") ? sizes.cliLargeDocs : 0,
       totalBytes: sizes.cliLargeBytes,
       sizeSigma: 0.6,
       maxDocShare: 0.05,
       subagentShare: 0,
       seed: 16,
     });
-    const tasks: TaskCorpus = writeTaskCorpus(join(dir, "tasks"), sizes.cliSessions);
+    const tasks: TaskCorpus = writeTaskCorpus(join(dir, "tasks"), has("tasks") ? sizes.cliSessions : 0);
     const probe = join(dir, "probe.jsonl");
     const envOf = (home: string) => cleanEnv({ HOME: home, OTEL_METRICS_EXPORTER: "none" });
     const smallEnv = envOf(small.tree.home);
@@ -169,53 +177,74 @@ export async function measureRatios(
     };
     const perBuild = (make: (b: Build) => Record<string, () => Promise<void>>) =>
       Object.assign({}, ...builds.map(make)) as Record<string, () => Promise<void>>;
+    /** The runs of the corpora measured only. */
+    const only = (runs: Record<CorpusName, Record<string, () => Promise<void>>>) =>
+      Object.assign({}, ...corpora.map((c) => runs[c])) as Record<string, () => Promise<void>>;
     const cold = await interleave(
-      {
-        ...perBuild((b) => ({
-          [runName(b, "smallCold")]: coldOf(b, "small"),
-          [runName(b, "largeCold")]: coldOf(b, "large"),
-          [runName(b, "tasksCold")]: coldOf(b, "tasks"),
-        })),
-        smallNaive: () => timed("smallNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
-        largeNaive: () => timed("largeNaive", [NAIVE, large.tree.sessionsDir], largeEnv),
-        tasksNaive: () => timed("tasksNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
-      },
+      only({
+        small: {
+          ...perBuild((b) => ({ [runName(b, "smallCold")]: coldOf(b, "small") })),
+          smallNaive: () => timed("smallNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
+        },
+        large: {
+          ...perBuild((b) => ({ [runName(b, "largeCold")]: coldOf(b, "large") })),
+          largeNaive: () => timed("largeNaive", [NAIVE, large.tree.sessionsDir], largeEnv),
+        },
+        tasks: {
+          ...perBuild((b) => ({ [runName(b, "tasksCold")]: coldOf(b, "tasks") })),
+          tasksNaive: () => timed("tasksNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
+        },
+      }),
       { reps: sizes.cliReps, warmup: 0 },
     );
     const idle = await interleave(
-      {
-        ...perBuild((b) => ({
-          [runName(b, "smallIdle")]: () => report(b, "smallIdle", "small"),
-          [runName(b, "largeIdle")]: () => report(b, "largeIdle", "large"),
-          [runName(b, "tasksIdle")]: () => report(b, "tasksIdle", "tasks"),
-        })),
-        smallIdleNaive: () => timed("smallIdleNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
-        largeIdleNaive: () => timed("largeIdleNaive", [NAIVE, large.tree.sessionsDir], largeEnv),
-        tasksIdleNaive: () => timed("tasksIdleNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
-      },
+      only({
+        small: {
+          ...perBuild((b) => ({ [runName(b, "smallIdle")]: () => report(b, "smallIdle", "small") })),
+          smallIdleNaive: () => timed("smallIdleNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
+        },
+        large: {
+          ...perBuild((b) => ({ [runName(b, "largeIdle")]: () => report(b, "largeIdle", "large") })),
+          largeIdleNaive: () => timed("largeIdleNaive", [NAIVE, large.tree.sessionsDir], largeEnv),
+        },
+        tasks: {
+          ...perBuild((b) => ({ [runName(b, "tasksIdle")]: () => report(b, "tasksIdle", "tasks") })),
+          tasksIdleNaive: () => timed("tasksIdleNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
+        },
+      }),
       { reps: sizes.cliReps + 2, warmup: 1 },
     );
     // One daemon at a time (two would share the inotify budget and the cores); the builds take
     // turns, in the opposite order for the tasks, so a load spell does not always hit the same one.
-    const daemons: Record<string, { daemon: DaemonMinute; taskDaemon: DaemonMinute }> = {};
+    const daemons: Record<string, { daemon?: DaemonMinute; taskDaemon?: DaemonMinute }> = {};
+    const daemonsToo = sizes.daemonSeconds > 0;
     const smallWalk = () => {
       statWalk(small.tree.sessionsDir);
     };
     const taskWalk = () => {
       taskStatWalk(tasks.tasksDir);
     };
-    const sessionsMinutes = new Map<Build, DaemonMinute>();
-    for (const b of builds) {
-      sessionsMinutes.set(
-        b,
-        await daemonMinute(smallEnv, stateOf(b).small, sizes.daemonSeconds, smallWalk, b.bin),
-      );
+    for (const b of builds) daemons[b.label] = {};
+    if (daemonsToo && has("small")) {
+      for (const b of builds) {
+        const daemon = await daemonMinute(smallEnv, stateOf(b).small, sizes.daemonSeconds, smallWalk, b.bin);
+        daemons[b.label] = { ...daemons[b.label], daemon };
+      }
     }
-    for (const b of [...builds].reverse()) {
-      const taskDaemon = await daemonMinute(taskEnv, stateOf(b).tasks, sizes.daemonSeconds, taskWalk, b.bin);
-      daemons[b.label] = { daemon: sessionsMinutes.get(b) as DaemonMinute, taskDaemon };
+    if (daemonsToo && has("tasks")) {
+      for (const b of [...builds].reverse()) {
+        const taskDaemon = await daemonMinute(
+          taskEnv,
+          stateOf(b).tasks,
+          sizes.daemonSeconds,
+          taskWalk,
+          b.bin,
+        );
+        daemons[b.label] = { ...daemons[b.label], taskDaemon };
+      }
     }
     return {
+      corpora,
       small: { sessions: small.rootIds.length, documents: small.docs.length, bytes: small.bytes },
       large: { documents: large.docs.length, bytes: large.bytes },
       tasks: { tasks: tasks.files.length, bytes: tasks.bytes },
@@ -233,7 +262,12 @@ export function walksPerMinute(d: DaemonMinute): number {
   return (d.cpuMs * 60) / d.seconds / d.walkCpuMs;
 }
 
-export async function ratiosCase(tmp: string, sizes: Sizes, baseBin?: string): Promise<CaseResult> {
+export async function ratiosCase(
+  tmp: string,
+  sizes: Sizes,
+  baseBin?: string,
+  corpora: readonly CorpusName[] = CORPORA,
+): Promise<CaseResult> {
   const builds: Build[] =
     baseBin === undefined
       ? [{ label: "", bin: BIN }]
@@ -241,7 +275,7 @@ export async function ratiosCase(tmp: string, sizes: Sizes, baseBin?: string): P
           { label: "base", bin: baseBin },
           { label: "this", bin: BIN },
         ];
-  const m = await measureRatios(tmp, sizes, builds);
+  const m = await measureRatios(tmp, sizes, builds, corpora);
   const ms = (x: number): string => (x >= 1000 ? `${fmt(x / 1000, 2)} s` : `${fmt(x, 0)} ms`);
   const runs = (k: string): number[] => m.runs[k] ?? [];
   const ratioRow = (measure: string, a: string, b: string, baseline: string, max: number): Row => {
@@ -274,29 +308,41 @@ export async function ratiosCase(tmp: string, sizes: Sizes, baseBin?: string): P
   for (const b of builds) {
     const tag = b.label === "" ? "" : ` [${b.label}]`;
     const k = (name: string) => runName(b, name);
-    const d = m.daemons[b.label] as RatiosMeasurement["daemons"][string];
-    rows.push(
-      ratioRow(`cold report, ${smallWhat}${tag}`, k("smallCold"), "smallNaive", "naive", 2),
-      ratioRow(
-        `idle report (nothing new), same sessions${tag}`,
-        k("smallIdle"),
-        "smallIdleNaive",
-        "naive",
-        0.5,
-      ),
-      daemonRow(`idle run daemon, same sessions, exporter off${tag}`, d.daemon, 2),
-      ratioRow(`cold report, ${taskWhat}${tag}`, k("tasksCold"), "tasksNaive", "naive (JSON.parse x2)", 2),
-      ratioRow(
-        `idle report, same tasks${tag}`,
-        k("tasksIdle"),
-        "tasksIdleNaive",
-        "naive (JSON.parse x2)",
-        0.5,
-      ),
-      daemonRow(`idle run daemon, same tasks, exporter off${tag}`, d.taskDaemon, 2),
-      ratioRow(`cold report, ${largeWhat}${tag}`, k("largeCold"), "largeNaive", "naive", 1),
-      ratioRow(`idle report, same large docs${tag}`, k("largeIdle"), "largeIdleNaive", "naive", 0.5),
-    );
+    const d = m.daemons[b.label] ?? {};
+    if (m.corpora.includes("small")) {
+      rows.push(
+        ratioRow(`cold report, ${smallWhat}${tag}`, k("smallCold"), "smallNaive", "naive", 2),
+        ratioRow(
+          `idle report (nothing new), same sessions${tag}`,
+          k("smallIdle"),
+          "smallIdleNaive",
+          "naive",
+          0.5,
+        ),
+      );
+      if (d.daemon !== undefined)
+        rows.push(daemonRow(`idle run daemon, same sessions, exporter off${tag}`, d.daemon, 2));
+    }
+    if (m.corpora.includes("tasks")) {
+      rows.push(
+        ratioRow(`cold report, ${taskWhat}${tag}`, k("tasksCold"), "tasksNaive", "naive (JSON.parse x2)", 2),
+        ratioRow(
+          `idle report, same tasks${tag}`,
+          k("tasksIdle"),
+          "tasksIdleNaive",
+          "naive (JSON.parse x2)",
+          0.5,
+        ),
+      );
+      if (d.taskDaemon !== undefined)
+        rows.push(daemonRow(`idle run daemon, same tasks, exporter off${tag}`, d.taskDaemon, 2));
+    }
+    if (m.corpora.includes("large")) {
+      rows.push(
+        ratioRow(`cold report, ${largeWhat}${tag}`, k("largeCold"), "largeNaive", "naive", 1),
+        ratioRow(`idle report, same large docs${tag}`, k("largeIdle"), "largeIdleNaive", "naive", 0.5),
+      );
+    }
   }
   const list = (xs: readonly number[] | undefined): string => (xs ?? []).map((x) => fmt(x, 0)).join(" ");
   const dm = (x: DaemonMinute) =>
@@ -309,9 +355,10 @@ export async function ratiosCase(tmp: string, sizes: Sizes, baseBin?: string): P
         .map((k) => `${k} ${list(m.runs[k])} [${list(m.cpu[k])}]`)
         .join("; ")}`,
       ...builds.map((b) => {
-        const d = m.daemons[b.label] as RatiosMeasurement["daemons"][string];
+        const d = m.daemons[b.label] ?? {};
         const who = b.label === "" ? "" : ` [${b.label}: ${b.bin}]`;
-        return `ratios: daemon${who} (sessions) ${dm(d.daemon)}; daemon (tasks) ${dm(d.taskDaemon)}`;
+        const shown = (x: DaemonMinute | undefined) => (x === undefined ? "not measured" : dm(x));
+        return `ratios: daemon${who} (sessions) ${shown(d.daemon)}; daemon (tasks) ${shown(d.taskDaemon)}`;
       }),
     ],
     data: m,

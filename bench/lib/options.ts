@@ -99,7 +99,12 @@ export interface CommandLine {
   readonly out: string;
   /** `--base-bin`: another build's bin, measured beside this tree's where a case supports it (ratios). */
   readonly baseBin?: string;
+  /** `--corpora`: the ratios case's corpora to measure (default all: small, tasks, large). */
+  readonly corpora?: readonly Corpus[];
 }
+
+export const CORPORA = ["small", "tasks", "large"] as const;
+export type Corpus = (typeof CORPORA)[number];
 
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const { values, positionals } = parseArgs({
@@ -111,6 +116,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       out: { type: "string", default: ".bench-out" },
       "base-bin": { type: "string" },
       "daemon-seconds": { type: "string" },
+      corpora: { type: "string" },
     },
   });
   for (const p of positionals) {
@@ -135,11 +141,26 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   }
   if (values["daemon-seconds"] !== undefined) {
     const n = Number(values["daemon-seconds"]);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`--daemon-seconds wants a positive integer, got ${values["daemon-seconds"]}`);
+    // 0: no daemon rows (the report rows alone).
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`--daemon-seconds wants a whole number of seconds, got ${values["daemon-seconds"]}`);
     sizes = { ...sizes, daemonSeconds: n };
+  }
+  let corpora: Corpus[] | undefined;
+  if (values.corpora !== undefined) {
+    const names = values.corpora.split(",").map((c) => c.trim());
+    const bad = names.filter((c) => !(CORPORA as readonly string[]).includes(c));
+    if (bad.length > 0 || names.length === 0)
+      throw new Error(`--corpora wants a list of ${CORPORA.join(", ")}, got ${values.corpora}`);
+    corpora = CORPORA.filter((c) => names.includes(c));
   }
   const cases = positionals.length === 0 ? [...CASES] : CASES.filter((c) => positionals.includes(c));
   const baseBin = values["base-bin"];
-  return { cases, sizes, out: values.out as string, ...(baseBin !== undefined ? { baseBin } : {}) };
+  return {
+    cases,
+    sizes,
+    out: values.out as string,
+    ...(baseBin !== undefined ? { baseBin } : {}),
+    ...(corpora !== undefined ? { corpora } : {}),
+  };
 }

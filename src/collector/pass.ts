@@ -203,7 +203,8 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
     batch = [];
     batchRows = 0;
   };
-  for (const [i, source] of sources.entries()) {
+  for (let i = 0; i < sources.length; i++) {
+    const source = sources[i] as Source;
     if (opts.shouldStop?.()) break;
     // The source at hand and those after it up to the limit, in bursts (refilled from half the
     // limit) so an adapter may hand them on together.

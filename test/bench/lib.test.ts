@@ -103,7 +103,17 @@ describe("command line", () => {
       ...QUICK,
       daemonSeconds: 20,
     });
-    expect(() => parseCommandLine(["--daemon-seconds", "1.5"])).toThrow(/positive integer/);
+    expect(() => parseCommandLine(["--daemon-seconds", "1.5"])).toThrow(/whole number/);
+    expect(() => parseCommandLine(["--daemon-seconds=-1"])).toThrow(/whole number/);
+    expect(parseCommandLine(["--daemon-seconds", "0"]).sizes.daemonSeconds).toBe(0);
+  });
+
+  it("takes the ratios case's corpora, in their own order", () => {
+    expect(parseCommandLine(["ratios"]).corpora).toBeUndefined();
+    expect(parseCommandLine(["ratios", "--corpora", "small"]).corpora).toEqual(["small"]);
+    expect(parseCommandLine(["ratios", "--corpora", "large, small"]).corpora).toEqual(["small", "large"]);
+    expect(() => parseCommandLine(["ratios", "--corpora", "small,nope"])).toThrow(/--corpora/);
+    expect(() => parseCommandLine(["ratios", "--corpora", ""])).toThrow(/--corpora/);
   });
 });
 
