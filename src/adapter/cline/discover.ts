@@ -1,7 +1,6 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { dirMark, type ListingMemo, type ListingStore, listingHolds, listingMemo } from "../listings.ts";
-import { packedListingMemo } from "../packed-listings.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
 import { clientNamer } from "./client.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
@@ -356,8 +355,7 @@ export interface DiscoveryMemos {
 export function discoveryMemos(store?: ListingStore, now: () => number = Date.now): DiscoveryMemos {
   const sidecarCwds = listingMemo(SIDECAR_CWDS_SCOPE, store, now);
   return {
-    // 10,000 session folders and more, loaded by every process: one stored entry (packed-listings.ts).
-    dirs: packedListingMemo(SESSION_DIRS_SCOPE, store, now),
+    dirs: listingMemo(SESSION_DIRS_SCOPE, store, now),
     sidecarCwds,
     sidecars: persistedSidecars(sidecarCwds),
   };

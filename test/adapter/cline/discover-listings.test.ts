@@ -36,54 +36,28 @@ import {
   type StoredListing,
   sameMark,
 } from "../../../src/adapter/listings.ts";
-import { PACKED_KEY, packListings, unpackListings } from "../../../src/adapter/packed-listings.ts";
 import type { Problem } from "../../../src/adapter/types.ts";
 import { runPass } from "../../../src/collector/pass.ts";
 import { Ledger } from "../../../src/ledger/ledger.ts";
 import { makeTree, messagesDoc, type Tree, writeSession } from "../../helpers/cline-tree.ts";
 
-/**
- * An in-memory store that records every save (which paths were listed again). A scope stored
- * packed (packed-listings.ts) is seen unpacked: a save records the listings it changed.
- */
+/** An in-memory store that records every save (which paths were listed again). */
 function recordingStore(): ListingStore & {
   rows: Map<string, Map<string, StoredListing>>;
   saved: string[][];
-  listed(scope: string): Map<string, StoredListing> | undefined;
 } {
   const rows = new Map<string, Map<string, StoredListing>>();
   const saved: string[][] = [];
-  const listed = (scope: string): Map<string, StoredListing> | undefined => {
-    const m = rows.get(scope);
-    const packed = m?.get(PACKED_KEY);
-    return packed === undefined ? m : unpackListings(packed.entries);
-  };
   return {
     rows,
     saved,
-    listed,
     load: (scope) => new Map(rows.get(scope) ?? []),
     save(scope, put, drop) {
-      const before = new Map(listed(scope) ?? []);
       const m = rows.get(scope) ?? new Map<string, StoredListing>();
       for (const p of drop) m.delete(p);
       for (const [p, l] of put) m.set(p, l);
       rows.set(scope, m);
-      if (!put.has(PACKED_KEY)) {
-        saved.push([...put.keys(), ...drop.map((p) => `-${p}`)]);
-        return;
-      }
-      const after = listed(scope) ?? new Map<string, StoredListing>();
-      const same = (a?: StoredListing, b?: StoredListing) =>
-        a !== undefined &&
-        b !== undefined &&
-        a.mark === b.mark &&
-        a.takenMs === b.takenMs &&
-        a.entries === b.entries;
-      saved.push([
-        ...[...after.keys()].filter((p) => !same(before.get(p), after.get(p))),
-        ...[...before.keys()].filter((p) => !after.has(p)).map((p) => `-${p}`),
-      ]);
+      saved.push([...put.keys(), ...drop.map((p) => `-${p}`)]);
     },
   };
 }
@@ -171,7 +145,7 @@ describe("persisted session-folder listings", () => {
     rmSync(join(folder("s2"), "a1.messages.json"));
     const r = await discoverOnce();
     expect(r.paths).toEqual([join(folder("s1"), "s1.messages.json"), join(folder("s2"), "s2.messages.json")]);
-    expect([...(store.listed(SESSION_DIRS_SCOPE)?.keys() ?? [])].sort()).toEqual(
+    expect([...(store.rows.get(SESSION_DIRS_SCOPE)?.keys() ?? [])].sort()).toEqual(
       [tree.sessionsDir, folder("s1"), folder("s2")].sort(),
     );
     expect(store.rows.get(SIDECAR_CWDS_SCOPE)?.size).toBe(0);
@@ -282,7 +256,7 @@ describe("persisted session-folder listings", () => {
     ]);
     fail = false;
     expect(memos.dirs.flush()).toBe(4);
-    expect(store.listed(SESSION_DIRS_SCOPE)?.size).toBe(4);
+    expect(store.rows.get(SESSION_DIRS_SCOPE)?.size).toBe(4);
   });
 });
 
@@ -354,17 +328,13 @@ describe("the ledger's listings across restarts (runPass)", () => {
   const later = (l: Ledger): ListingStore & { saves: number } => {
     const s = {
       saves: 0,
-      load: (scope: string) => {
-        const shifted = (m: ReadonlyMap<string, StoredListing>) =>
-          new Map([...m].map(([p, v]) => [p, { ...v, takenMs: v.takenMs + 20_000 }]));
-        const rows = shifted((l.listings as ListingStore).load(scope));
-        // A packed scope: its listings, inside the one entry, as well.
-        const packed = rows.get(PACKED_KEY);
-        const inner = packed === undefined ? undefined : unpackListings(packed.entries);
-        if (packed !== undefined && inner !== undefined)
-          rows.set(PACKED_KEY, { ...packed, entries: packListings(shifted(inner)) });
-        return rows;
-      },
+      load: (scope: string) =>
+        new Map(
+          [...(l.listings as ListingStore).load(scope)].map(([p, v]) => [
+            p,
+            { ...v, takenMs: v.takenMs + 20_000 },
+          ]),
+        ),
       save: (scope: string, put: ReadonlyMap<string, StoredListing>, drop: readonly string[]) => {
         s.saves += put.size + drop.length;
         (l.listings as ListingStore).save(scope, put, drop);
