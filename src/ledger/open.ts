@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   chmodSync,
   closeSync,
@@ -104,6 +103,8 @@ export function openLedgerDb(stateDir: string, opts: OpenOptions = {}): OpenedDb
     const db = openDb(path, false, check);
     try {
       const identity = opts.identity;
+      // node:crypto loaded here, not with the module: every command opens the ledger, few create one.
+      const randomUUID = () => process.getBuiltinModule("node:crypto").randomUUID();
       migrate(db, path, now, identity === undefined ? randomUUID : () => deriveInstanceId(identity));
       if (opts.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.trunc(opts.maxPageCount)}`);
     } catch (e) {

@@ -89,10 +89,11 @@ export function createClineAdapter(
           code: "reader-fallback",
           detail: `${fallback}; documents are read on the main thread`,
         });
-      return {
-        sources: [...found.sources, ...compactionSources(found.sources, listed, sessionsDir)],
-        problems,
-      };
+      // A quiet discovery's documents are all `<sessions>/<folder>/<file>`: only a listed
+      // compaction file can be one's (compactionSources), and with none there is nothing to look at.
+      const compactions =
+        q !== undefined && listed.size === 0 ? [] : compactionSources(found.sources, listed, sessionsDir);
+      return { sources: [...found.sources, ...compactions], problems };
     },
     async collectIncremental(source, checkpoint) {
       const s = source.hint === UNBUILT_HINT ? await withHint(source) : source;

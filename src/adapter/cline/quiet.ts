@@ -44,6 +44,8 @@ const STABLE = new Set([
   "unknown-session-source",
 ]);
 
+const MAY_BE_GONE = { throwIfNoEntry: false } as const;
+
 /** The marks of `sessions.db` and its WAL now, and whether they are confirmed (see index-cache.ts). */
 export interface IndexMarks {
   readonly mark: string;
@@ -152,7 +154,7 @@ export function quietSources(
     if (cp === undefined || !d.plain) return undefined;
     let s: ReturnType<typeof statSync>;
     try {
-      s = statSync(d.path, { throwIfNoEntry: false });
+      s = statSync(d.path, MAY_BE_GONE);
     } catch (e) {
       // Unreadable now: the full discovery and the gate meet it again and report it.
       if ((e as NodeJS.ErrnoException).code === undefined) throw e;
