@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { unchangedSinceStat } from "../fingerprint.ts";
 import { LISTING_CONFIRM_MS, type ListingMemo } from "../listings.ts";
 import type { Problem, SessionHint, Source, SourceCheckpoint } from "../types.ts";
-import { isUsageSource } from "./compaction/files.ts";
+import { MESSAGES_SUFFIX } from "./compaction/files.ts";
 import type { WalkedDocument } from "./discover.ts";
 import { fileMark } from "./index-cache.ts";
 import { type IndexReadResult, SESSIONS_DB } from "./index-db.ts";
@@ -67,8 +67,11 @@ export function walkShaped(path: string, under: string): boolean {
   if (!path.startsWith(under)) return false;
   const slash = path.indexOf("/", under.length);
   if (slash <= under.length || slash !== path.lastIndexOf("/")) return false;
-  const folder = path.slice(under.length, slash);
-  return folder !== "." && folder !== ".." && isUsageSource(path);
+  // A daemon's every sweep asks it of every index row: the folder and name compared in place.
+  const dots = slash - under.length;
+  if (dots <= 2 && path.slice(under.length, slash).replaceAll(".", "") === "") return false;
+  // isUsageSource of the name (a name ending so is never a compaction file's).
+  return path.endsWith(MESSAGES_SUFFIX) && path.length - slash - 1 > MESSAGES_SUFFIX.length;
 }
 
 /**

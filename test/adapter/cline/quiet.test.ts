@@ -7,8 +7,10 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, utimesSync, write
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../../src/adapter/cline/adapter.ts";
+import { isUsageSource } from "../../../src/adapter/cline/compaction/files.ts";
 import { discoverCline } from "../../../src/adapter/cline/discover.ts";
 import {
   cachedIndexReader,
@@ -279,6 +281,32 @@ describe("quietEntry: kept only when the index's rows are all the walk's documen
     expect(walkShaped("/s//x.messages.json", "/s/")).toBe(false);
     expect(walkShaped("/s/a/x.compaction.json", "/s/")).toBe(false);
     expect(walkShaped("/t/a/x.messages.json", "/s/")).toBe(false);
+    expect(walkShaped("/s/a/.messages.json", "/s/")).toBe(false);
+    // The same as the plain definition, for any path made of the pieces that matter.
+    const piece = fc.constantFrom(
+      "a",
+      ".",
+      "..",
+      "...",
+      "",
+      "x.messages.json",
+      "x.compaction.json",
+      ".messages.json",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 4 }), (parts) => {
+        const path = `/s/${parts.join("/")}`;
+        const rest = path.slice(3).split("/");
+        const plain =
+          rest.length === 2 &&
+          rest[0] !== "" &&
+          rest[0] !== "." &&
+          rest[0] !== ".." &&
+          isUsageSource(path) &&
+          !path.slice(3).includes("//");
+        expect(walkShaped(path, "/s/"), path).toBe(plain);
+      }),
+    );
   });
 });
 
