@@ -17,7 +17,7 @@
  * new (see `record`), not deduplicated by an index.
  */
 import type Database from "better-sqlite3";
-import { durationMs, toolCallEnd } from "../../adapter/timing.ts";
+import { documentQuiet, durationMs, toolCallEnd } from "../../adapter/timing.ts";
 import type {
   AgentTurn,
   Compaction,
@@ -28,9 +28,16 @@ import type {
 } from "../../adapter/types.ts";
 import { GenaiSeries, type GenaiSeriesRow } from "../genai/genai.ts";
 
-import { SignalFinals, type TurnRow } from "./finals.ts";
+import { LEAD, SignalFinals, type TurnRow } from "./finals.ts";
 import { QueueWriter } from "./queue.ts";
-import { type CallRecord, type DocumentIndex, type Inserted, OPEN_CALL, type SignalKind } from "./records.ts";
+import {
+  type CallRecord,
+  type DocumentIndex,
+  type Inserted,
+  indexDocument,
+  OPEN_CALL,
+  type SignalKind,
+} from "./records.ts";
 import { ToolOutcomes } from "./tool-outcomes.ts";
 import { type SignalBatch, type SignalCursor, SignalWatermarks } from "./watermarks.ts";
 import { prepareSignalWrites } from "./writes.ts";
@@ -84,7 +91,14 @@ export class Signals {
   /** The queue rows of the transaction in progress, written at its end (or before it reads them). */
   private readonly queue: QueueWriter;
 
-  constructor(private readonly db: Database.Database) {
+  /**
+   * @param quietMs the quiet time of the commit path: a document already quiet when read is
+   *   final at once (see `record`); undefined: its calls and turns wait for `finalizeQuiet`.
+   */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly quietMs?: number,
+  ) {
     this.genai = new GenaiSeries(db);
     this.queue = new QueueWriter(db);
     this.toolOutcomes = new ToolOutcomes(db);
@@ -98,6 +112,25 @@ export class Signals {
   }
 
   /**
+   * Stores the document's row (its last `ts`, the max over its reads) and indexes its signals
+   * for the commit of one observation (call inside its transaction, before its events and calls
+   * are inserted): the index says whether the document is quiet at `nowMs`, which makes a call
+   * read without its result final at its INSERT (`callRecord`).
+   */
+  index(doc: DocumentSignals, sourcePath: string, nowMs: number): DocumentIndex {
+    this.nowMs = nowMs;
+    const last = this.writes().putDocument.get(
+      sourcePath,
+      doc.rootSessionId,
+      doc.sessionId,
+      doc.agent,
+      doc.lastTsMs,
+    ) as number;
+    const quiet = this.quietMs !== undefined && documentQuiet(last, nowMs, this.quietMs);
+    return indexDocument(doc, quiet ? last : undefined);
+  }
+
+  /**
    * Stores one document's signal rows and queues what became final. Must run inside the commit
    * transaction of the same observation, after its events and calls were inserted; `inserted`
    * says which of them that transaction added. No UNIQUE index guards the queue: each record is
@@ -106,6 +139,13 @@ export class Signals {
    * inserted), so a re-read queues nothing twice and a rolled-back commit queues nothing. The
    * other side of that: a request or call committed by an observation without signals (Cline's
    * message documents always have them) is not queued by a later read.
+   *
+   * A document already quiet when read (`index`) is finalized here as `finalizeQuiet` would
+   * finalize it at its next sweep, with the same values: its calls without a result end at its
+   * last `ts` (those read now at their INSERT, `callRecord`; those left open by earlier reads
+   * here), except those of a turn this read closes (they end with the turn, as before); then its
+   * lead turns. A sub-agent's turn waits for the sweep: the lead turn it nests under may be in a
+   * document not committed yet. So a quiet history writes no open call and needs no UPDATE later.
    */
   record(
     doc: DocumentSignals,
@@ -118,7 +158,6 @@ export class Signals {
   ): void {
     this.nowMs = nowMs;
     const w = this.writes();
-    w.putDocument.run(sourcePath, doc.rootSessionId, doc.sessionId, doc.agent, doc.lastTsMs);
     const { turnKeys, results } = index;
     // A request is final when read: the commit that inserted its event gave it its seq there
     // (Ingest: `requestSeq`), so what is left here is its GenAI observation.
@@ -164,6 +203,7 @@ export class Signals {
     }
     for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
     for (const t of doc.turns) this.recordTurn(t);
+    if (index.quietLastTsMs !== undefined) this.finishQuiet(doc, sourcePath, index.quietLastTsMs);
     // The GenAI sums are written once per commit transaction (Ingest calls `flush`): a series
     // that several sources of one batch add to is one upsert.
   }
@@ -189,7 +229,7 @@ export class Signals {
    */
   callRecord(c: ToolCall, index: DocumentIndex): CallRecord {
     const end = endOnRead(c, index.results.get(c.callKey));
-    if (!end?.final) return OPEN_CALL;
+    if (!end?.final) return this.quietRecord(c, index);
     // A call whose message has metrics shares that message's id and turn with the request's
     // events row (usage_key): not stored twice (the batch reads them from it; ~77 bytes a call).
     const paid = c.usageKey !== "";
@@ -202,6 +242,59 @@ export class Signals {
       messageId: paid ? null : (c.messageId ?? ""),
       toolUseId: c.toolUseId ?? "",
     };
+  }
+
+  /**
+   * A call read without its result in a quiet document: final at its INSERT, ending at the
+   * document's last `ts` (`finalizeQuiet`'s rule), with its ids as a later finalization writes
+   * them; open when the document is not quiet, or when a turn this read closes ends it (`record`).
+   */
+  private quietRecord(c: ToolCall, index: DocumentIndex): CallRecord {
+    const last = index.quietLastTsMs;
+    if (last === undefined || this.quietMs === undefined) return OPEN_CALL;
+    const turnKey = index.turnKeys.get(c.turnId ?? "") ?? "";
+    if (index.closedTurns.has(turnKey)) return OPEN_CALL;
+    const end = toolCallEnd(
+      { startMs: c.timestampMs, documentLastTsMs: last },
+      undefined,
+      this.nowMs,
+      this.quietMs,
+    );
+    if (!end.final) return OPEN_CALL;
+    return {
+      signalSeq: this.queue.peek(),
+      endMs: Math.max(c.timestampMs, end.endMs),
+      outcome: end.outcome,
+      cancelled: 1,
+      turnKey,
+      messageId: c.messageId ?? "",
+      toolUseId: c.toolUseId ?? "",
+    };
+  }
+
+  /**
+   * The rest of a quiet document's finalization (`record`, after its turns): calls earlier reads
+   * left open end at its last `ts`, then its lead turns still open are final.
+   */
+  private finishQuiet(doc: DocumentSignals, sourcePath: string, lastTsMs: number): void {
+    const w = this.writes();
+    const quietMs = this.quietMs ?? 0;
+    if (this.finals.openCalls) {
+      for (const c of w.openCallsOfDocument.all({ sourcePath }) as { callKey: string; tsMs: number }[]) {
+        const end = toolCallEnd(
+          { startMs: c.tsMs, documentLastTsMs: lastTsMs },
+          undefined,
+          this.nowMs,
+          quietMs,
+        );
+        if (end.final) this.finals.call(c.callKey, c.tsMs, end.endMs, end.outcome, true);
+      }
+    }
+    for (const t of doc.turns) {
+      if (t.closed || t.agent !== LEAD) continue;
+      const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
+      if (row !== undefined) this.finals.turn(row);
+    }
   }
 
   /** A request stored before its signals (signal_unqueued): its record now, on its events row. */
