@@ -202,8 +202,9 @@ export class Signals {
       // Stored earlier and no result in this read: it is open already, or final already.
     }
     for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
-    for (const t of doc.turns) this.recordTurn(t);
-    if (index.quietLastTsMs !== undefined) this.finishQuiet(doc, sourcePath, index.quietLastTsMs);
+    const quietLast = index.quietLastTsMs;
+    if (quietLast !== undefined && this.finals.openCalls) this.cutOpenCalls(sourcePath, quietLast, index);
+    for (const t of doc.turns) this.recordTurn(t, t.closed || (quietLast !== undefined && t.agent === LEAD));
     // The GenAI sums are written once per commit transaction (Ingest calls `flush`): a series
     // that several sources of one batch add to is one upsert.
   }
@@ -273,27 +274,25 @@ export class Signals {
   }
 
   /**
-   * The rest of a quiet document's finalization (`record`, after its turns): calls earlier reads
-   * left open end at its last `ts`, then its lead turns still open are final.
+   * A quiet document's calls that earlier reads left open (`record`, after its results, before
+   * its turns): each ends at the document's last `ts`, as the sweep would end it; a call of a
+   * turn this read closes is left to that turn (it ends with it, as before).
    */
-  private finishQuiet(doc: DocumentSignals, sourcePath: string, lastTsMs: number): void {
-    const w = this.writes();
-    const quietMs = this.quietMs ?? 0;
-    if (this.finals.openCalls) {
-      for (const c of w.openCallsOfDocument.all({ sourcePath }) as { callKey: string; tsMs: number }[]) {
-        const end = toolCallEnd(
-          { startMs: c.tsMs, documentLastTsMs: lastTsMs },
-          undefined,
-          this.nowMs,
-          quietMs,
-        );
-        if (end.final) this.finals.call(c.callKey, c.tsMs, end.endMs, end.outcome, true);
-      }
-    }
-    for (const t of doc.turns) {
-      if (t.closed || t.agent !== LEAD) continue;
-      const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
-      if (row !== undefined) this.finals.turn(row);
+  private cutOpenCalls(sourcePath: string, lastTsMs: number, index: DocumentIndex): void {
+    const open = this.writes().openCallsOfDocument.all({ sourcePath }) as {
+      callKey: string;
+      turnKey: string;
+      tsMs: number;
+    }[];
+    for (const c of open) {
+      if (index.closedTurns.has(c.turnKey)) continue;
+      const end = toolCallEnd(
+        { startMs: c.tsMs, documentLastTsMs: lastTsMs },
+        undefined,
+        this.nowMs,
+        this.quietMs ?? 0,
+      );
+      if (end.final) this.finals.call(c.callKey, c.tsMs, end.endMs, end.outcome, true);
     }
   }
 
@@ -385,8 +384,28 @@ export class Signals {
     if (end.final) this.finals.call(r.callKey, open.tsMs, end.endMs, end.outcome, false);
   }
 
-  private recordTurn(t: AgentTurn): void {
+  /**
+   * Stores a turn; one over when read (`final`: a later prompt, or a quiet document's lead turn)
+   * is stored final by the same statement, which returns its row only when it made it final.
+   */
+  private recordTurn(t: AgentTurn, final: boolean): void {
     const w = this.writes();
+    if (final) {
+      const row = w.putFinalTurn.get(
+        t.turnKey,
+        t.rootSessionId,
+        t.sessionId,
+        t.agent,
+        t.turnId,
+        t.project,
+        t.startMs,
+        t.endMs,
+        t.closed ? 1 : 0,
+        t.sourcePath,
+      ) as TurnRow | undefined;
+      if (row !== undefined) this.finals.queueTurn(row);
+      return;
+    }
     w.putTurn.run(
       t.turnKey,
       t.rootSessionId,
@@ -396,12 +415,9 @@ export class Signals {
       t.project,
       t.startMs,
       t.endMs,
-      t.closed ? 1 : 0,
+      0,
       t.sourcePath,
     );
-    if (!t.closed) return;
-    const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
-    if (row !== undefined) this.finals.turn(row);
   }
 
   /**

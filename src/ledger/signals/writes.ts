@@ -52,15 +52,23 @@ export function prepareSignalWrites(db: Database.Database) {
          closed = max(closed, excluded.closed)
        WHERE final = 0`,
     ),
-    openTurn: db.prepare(
-      `SELECT turn_key AS turnKey, root_session_id AS rootSessionId, session_id AS sessionId, agent,
-         start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath
-       FROM signal_turns WHERE turn_key = @turnKey AND final = 0`,
+    // A turn over when read (a later prompt, or its document quiet), in one statement: stored
+    // final, or flipped 0 -> 1; the row comes back only then (the guard of its record).
+    putFinalTurn: db.prepare(
+      `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms, end_ms,
+         closed, source_path, final)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+       ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
+         closed = max(closed, excluded.closed), final = 1
+       WHERE final = 0
+       RETURNING turn_key AS turnKey, root_session_id AS rootSessionId, session_id AS sessionId, agent,
+         start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath`,
     ),
     closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey AND final = 0"),
     // A quiet document's calls still open from earlier reads (signal_calls_open).
     openCallsOfDocument: db.prepare(
-      `SELECT s.call_key AS callKey, t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
+      `SELECT s.call_key AS callKey, s.turn_key AS turnKey, t.ts_ms AS tsMs
+       FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
        WHERE s.final = 0 AND s.source_path = @sourcePath`,
     ),
     openCallsOfTurn: db.prepare(
