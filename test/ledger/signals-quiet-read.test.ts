@@ -1,7 +1,8 @@
 /**
- * A document already quiet when a commit reads it is final at once (Signals.record, a writer
- * opened with `quietMs`): its calls without a result and its lead turns get the records the
- * quiet sweep (finalizeQuiet) would give them, and no open call is written. These tests compare
+ * A document already quiet when a commit reads it has its calls without a result final at once
+ * (Signals.record, a writer opened with `quietMs`): they get the records the quiet sweep
+ * (finalizeQuiet) would give them, and no open call is written; its open turns still wait for the
+ * sweep, and a turn a later prompt closed is stored final by its upsert. These tests compare
  * the two paths record by record: a writer that finalizes at read against one that only sweeps,
  * both sweeping at the same moments, must end with the same records (every field but the seq),
  * the same GenAI series and the same tool-outcome counts, through re-reads, rewrites, batches,
@@ -140,7 +141,7 @@ describe("a document already quiet when read is final at once", () => {
       }
       expect(openCalls(atRead)).toBe(0);
       expect(openCalls(swept)).toBe(2); // toolu_4 and toolu_s1 (toolu_2 ended with turn u1)
-      // Only the sub-agent's turn waits for the sweep at read (the lead turn it nests under).
+      // Only u1 (closed by u2) is final at read: the open turns wait for the sweep.
       const before = records(atRead);
       expect(before[`tool|${callKey("lead", "toolu_4")}`]).toMatchObject({
         cancelled: true,
@@ -151,7 +152,9 @@ describe("a document already quiet when read is final at once", () => {
         cancelled: true,
         endMs: t0 + 3000,
       });
-      expect(Object.values(before).filter((r) => r.kind === "turn" && r.agent === "subagent")).toEqual([]);
+      expect(Object.values(before).filter((r) => r.kind === "turn")).toEqual([
+        expect.objectContaining({ turnId: "u1", endMs: t0 + 3000 }),
+      ]);
       for (const w of [atRead, swept]) w.signals().finalizeQuiet(w.clock.now, QUIET);
       expect(records(atRead)).toEqual(records(swept));
       expect(metrics(atRead)).toEqual(metrics(swept));
@@ -170,13 +173,15 @@ describe("a document already quiet when read is final at once", () => {
       const r = records(atRead);
       expect(r[`tool|${callKey("lead", "toolu_4")}`]).toBeUndefined();
       expect(Object.values(r).filter((x) => x.kind === "turn")).toHaveLength(1); // u1, closed by u2
-      // Quiet at its next read (nothing new): the open call and the turn are final then, once.
+      // Quiet at its next read (nothing new): the open call is final then, once; the turn at the sweep.
       atRead.clock.now += 1;
       atRead.ledger.commit(leadAt(LEAD.length));
       expect(openCalls(atRead)).toBe(0);
       expect(records(atRead)[`tool|${callKey("lead", "toolu_4")}`]).toMatchObject({ cancelled: true });
-      expect(Object.values(records(atRead)).filter((x) => x.kind === "turn")).toHaveLength(2);
-      expect(atRead.signals().finalizeQuiet(atRead.clock.now, QUIET)).toBe(0);
+      expect(Object.values(records(atRead)).filter((x) => x.kind === "turn")).toHaveLength(1);
+      expect(atRead.signals().finalizeQuiet(atRead.clock.now, QUIET)).toBe(1); // u2
+      atRead.ledger.commit(leadAt(LEAD.length));
+      expect(atRead.signals().queued()).toEqual({ chat: 4, tool: 4, turn: 2, compaction: 0, edit: 0 });
     } finally {
       closeAll(atRead);
     }

@@ -9,7 +9,7 @@ import type { QueueWriter } from "./queue.ts";
 import type { prepareSignalWrites } from "./writes.ts";
 
 /** The lead agent's name: its turns are the ones sub-agents and teammates nest under. */
-export const LEAD = "lead";
+const LEAD = "lead";
 
 export interface CallDims {
   readonly sessionId: string;

@@ -28,7 +28,7 @@ import type {
 } from "../../adapter/types.ts";
 import { GenaiSeries, type GenaiSeriesRow } from "../genai/genai.ts";
 
-import { LEAD, SignalFinals, type TurnRow } from "./finals.ts";
+import { SignalFinals, type TurnRow } from "./finals.ts";
 import { QueueWriter } from "./queue.ts";
 import {
   type CallRecord,
@@ -140,12 +140,13 @@ export class Signals {
    * other side of that: a request or call committed by an observation without signals (Cline's
    * message documents always have them) is not queued by a later read.
    *
-   * A document already quiet when read (`index`) is finalized here as `finalizeQuiet` would
-   * finalize it at its next sweep, with the same values: its calls without a result end at its
-   * last `ts` (those read now at their INSERT, `callRecord`; those left open by earlier reads
-   * here), except those of a turn this read closes (they end with the turn, as before); then its
-   * lead turns. A sub-agent's turn waits for the sweep: the lead turn it nests under may be in a
-   * document not committed yet. So a quiet history writes no open call and needs no UPDATE later.
+   * A document already quiet when read (`index`) has its calls without a result final here, as
+   * `finalizeQuiet` would end them at its next sweep, with the same values: at its last `ts`
+   * (those read now at their INSERT, `callRecord`; those left open by earlier reads here), except
+   * those of a turn this read closes (they end with the turn, as before). So a quiet history
+   * writes no open call and no call UPDATE later. Its open turns stay for the sweep: finalizing
+   * them here moved the sweep's work into the read and cost the cold `report` ~5 % CPU on the
+   * sessions' backfill (docs/performance.md, "Quiet documents' calls final at read").
    */
   record(
     doc: DocumentSignals,
@@ -204,7 +205,7 @@ export class Signals {
     for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
     const quietLast = index.quietLastTsMs;
     if (quietLast !== undefined && this.finals.openCalls) this.cutOpenCalls(sourcePath, quietLast, index);
-    for (const t of doc.turns) this.recordTurn(t, t.closed || (quietLast !== undefined && t.agent === LEAD));
+    for (const t of doc.turns) this.recordTurn(t);
     // The GenAI sums are written once per commit transaction (Ingest calls `flush`): a series
     // that several sources of one batch add to is one upsert.
   }
@@ -385,13 +386,13 @@ export class Signals {
   }
 
   /**
-   * Stores a turn; one over when read (`final`: a later prompt, or a quiet document's lead turn)
-   * is stored final by the same statement, which returns its row only when it made it final.
+   * Stores a turn; one a later prompt closed is stored final by the same statement, which
+   * returns its row only when it made it final (then it is queued).
    */
-  private recordTurn(t: AgentTurn, final: boolean): void {
+  private recordTurn(t: AgentTurn): void {
     const w = this.writes();
-    if (final) {
-      const row = w.putFinalTurn.get(
+    if (t.closed) {
+      const stored = w.putFinalTurn.get(
         t.turnKey,
         t.rootSessionId,
         t.sessionId,
@@ -402,8 +403,8 @@ export class Signals {
         t.endMs,
         t.closed ? 1 : 0,
         t.sourcePath,
-      ) as TurnRow | undefined;
-      if (row !== undefined) this.finals.queueTurn(row);
+      ) as [endMs: number, startMs: number] | undefined;
+      if (stored !== undefined) this.finals.queueTurn({ ...t, endMs: stored[0], startMs: stored[1] });
       return;
     }
     w.putTurn.run(

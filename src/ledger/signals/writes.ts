@@ -52,18 +52,20 @@ export function prepareSignalWrites(db: Database.Database) {
          closed = max(closed, excluded.closed)
        WHERE final = 0`,
     ),
-    // A turn over when read (a later prompt, or its document quiet), in one statement: stored
-    // final, or flipped 0 -> 1; the row comes back only then (the guard of its record).
-    putFinalTurn: db.prepare(
-      `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms, end_ms,
-         closed, source_path, final)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
-       ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
-         closed = max(closed, excluded.closed), final = 1
-       WHERE final = 0
-       RETURNING turn_key AS turnKey, root_session_id AS rootSessionId, session_id AS sessionId, agent,
-         start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath`,
-    ),
+    // A turn a later prompt closed, in one statement: stored
+    // final, or flipped 0 -> 1; its stored end (the max over its reads) and start come back only
+    // then (the guard of its record), as an array (no object per row). Its owner is in its key.
+    putFinalTurn: db
+      .prepare(
+        `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms,
+           end_ms, closed, source_path, final)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+         ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
+           closed = max(closed, excluded.closed), final = 1
+         WHERE final = 0
+         RETURNING end_ms, start_ms`,
+      )
+      .raw(),
     closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey AND final = 0"),
     // A quiet document's calls still open from earlier reads (signal_calls_open).
     openCallsOfDocument: db.prepare(
