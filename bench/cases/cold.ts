@@ -5,9 +5,11 @@
  * sessions and on 10,000 task-format tasks, interleaved round by round with each other and with
  * the naive scripts, so a load spell hits every side. Each row prints the wall ratio to the naive
  * script and, beside it, the CPU ratio of the same processes; the "after / before" rows divide the
- * two builds' medians directly (wall and CPU).
+ * two builds' medians directly (wall and CPU), beside the ledgers' sizes. The tasks come twice:
+ * as the ratios case writes them (each ends at a ts in 2033: nothing is ever quiet) and as a
+ * history (each ended right after its last request: every document quiet when read).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Corpus, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
@@ -39,10 +41,24 @@ export async function coldCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
       startMs: Date.now() - 200 * DAY_MS,
     });
     const tasks: TaskCorpus = writeTaskCorpus(join(dir, "tasks"), sizes.cliSessions);
+    const quiet: TaskCorpus = writeTaskCorpus(join(dir, "quiet"), sizes.cliSessions, undefined, {
+      quiet: true,
+    });
     const probe = join(dir, "probe.jsonl");
     const smallEnv = cleanEnv({ HOME: small.tree.home, OTEL_METRICS_EXPORTER: "none" });
     const taskEnv = cleanEnv({ HOME: tasks.home, OTEL_METRICS_EXPORTER: "none" });
+    const quietEnv = cleanEnv({ HOME: quiet.home, OTEL_METRICS_EXPORTER: "none" });
     const cpu: Record<string, number[]> = {};
+    /** Each build's ledger after its cold report (bytes, the database and its WAL). */
+    const ledgerBytes: Record<string, number> = {};
+    const bytesOf = (f: string): number => {
+      try {
+        return statSync(f).size;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
+        throw e;
+      }
+    };
     let n = 0;
     const timed = async (name: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> => {
       const r = await runNode(args, env, probe);
@@ -52,6 +68,8 @@ export async function coldCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
       const state = join(dir, `state-${n++}`);
       try {
         await timed(name, [bin, "report", "--state-dir", state], env);
+        const db = join(state, "ledger.sqlite");
+        ledgerBytes[name] = bytesOf(db) + bytesOf(`${db}-wal`);
       } finally {
         rmSync(state, { recursive: true, force: true });
       }
@@ -61,10 +79,13 @@ export async function coldCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
       smallNaive: () => timed("smallNaive", [NAIVE, small.tree.sessionsDir], smallEnv),
       tasksAfter: cold("tasksAfter", BIN, taskEnv),
       tasksNaive: () => timed("tasksNaive", [NAIVE_TASKS, tasks.tasksDir], taskEnv),
+      quietAfter: cold("quietAfter", BIN, quietEnv),
+      quietNaive: () => timed("quietNaive", [NAIVE_TASKS, quiet.tasksDir], quietEnv),
     };
     if (BASE_BIN !== undefined) {
       cases.smallBefore = cold("smallBefore", BASE_BIN, smallEnv);
       cases.tasksBefore = cold("tasksBefore", BASE_BIN, taskEnv);
+      cases.quietBefore = cold("quietBefore", BASE_BIN, quietEnv);
     }
     const runs = await interleave(cases, { reps: sizes.cliReps, warmup: 0 });
     const ms = (x: number): string => (x >= 1000 ? `${fmt(x / 1000, 2)} s` : `${fmt(x, 0)} ms`);
@@ -93,6 +114,13 @@ export async function coldCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
         "naive (JSON.parse x2)",
         2,
       ),
+      ratioRow(
+        `cold report (this build), ${taskWhat}, ended (quiet)`,
+        "quietAfter",
+        "quietNaive",
+        "naive (JSON.parse x2)",
+        2,
+      ),
     ];
     if (BASE_BIN !== undefined) {
       rows.push(
@@ -104,16 +132,25 @@ export async function coldCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
           "naive (JSON.parse x2)",
           2,
         ),
+        ratioRow(
+          "cold report (base build), same tasks ended (quiet)",
+          "quietBefore",
+          "quietNaive",
+          "naive (JSON.parse x2)",
+          2,
+        ),
       );
       for (const [what, a, b] of [
         ["sessions", "smallAfter", "smallBefore"],
         ["tasks", "tasksAfter", "tasksBefore"],
+        ["tasks ended (quiet)", "quietAfter", "quietBefore"],
       ] as const) {
+        const size = `ledger ${fmt((ledgerBytes[a] ?? 0) / MiB, 1)} / ${fmt((ledgerBytes[b] ?? 0) / MiB, 1)} MiB`;
         rows.push({
           case: "cold",
           measure: `cold report, this build / base build, ${what}`,
           value: ms(med(a)),
-          baseline: `${ms(med(b))} base (CPU ${ms(medCpu(a))} / ${ms(medCpu(b))} = ${fmt(medCpu(a) / medCpu(b), 2)})`,
+          baseline: `${ms(med(b))} base (CPU ${ms(medCpu(a))} / ${ms(medCpu(b))} = ${fmt(medCpu(a) / medCpu(b), 2)}; ${size})`,
           ratio: med(a) / med(b),
           ratioOf: "after / before",
         });
@@ -130,7 +167,7 @@ export async function coldCase(tmp: string, sizes: Sizes): Promise<CaseResult> {
           .map((k) => `${k} ${list(runs[k])} [${list(cpu[k])}]`)
           .join("; ")}`,
       ],
-      data: { runs, cpu, base: BASE_BIN ?? null },
+      data: { runs, cpu, ledgerBytes, base: BASE_BIN ?? null },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

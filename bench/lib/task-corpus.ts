@@ -94,8 +94,11 @@ const COMMIT_EVERY = 5;
  * Task `t`'s ui_messages.json with `requests` settled requests, all distinct by `ts`. Each request
  * answers the calls of the one before (`[<tool> for '...'] Result:`, answers.ts), reads a file, edits
  * one (requestEdit) and runs the tests; every COMMIT_EVERY-th task commits in its request before the last.
+ * The task ends with a completion ask: by default at a `ts` far in the future (2033: a task no
+ * quiet time has ended, whose last calls stay open), with `quiet` right after its last request
+ * (a history: every task over long ago, as a user's finished tasks are).
  */
-export function taskDoc(t: number, requests = TASK_REQUESTS): string {
+export function taskDoc(t: number, requests = TASK_REQUESTS, quiet = false): string {
   const mi = { providerId: "anthropic", modelId: "claude-sonnet-4-5", mode: "act" };
   const msgs: object[] = [{ ts: 1, type: "say", say: "task", text: `task ${t}`, modelInfo: mi }];
   let answers = "";
@@ -146,7 +149,8 @@ export function taskDoc(t: number, requests = TASK_REQUESTS): string {
       answers += `[execute_command for '${line}'] Result:\nCommand executed successfully (exit code 0).\n\n`;
     }
   }
-  msgs.push({ ts: 2_000_000_000_000, type: "ask", ask: "completion_result", text: "done" });
+  const end = quiet ? FIRST_TASK_ID + t * 1000 + (requests - 1) * 10 + 6 : 2_000_000_000_000;
+  msgs.push({ ts: end, type: "ask", ask: "completion_result", text: "done" });
   return JSON.stringify(msgs);
 }
 
@@ -185,15 +189,21 @@ export function metadataDoc(t: number): string {
 /**
  * Writes `tasks` task folders under `<home>/.cline/data/tasks`: `ui_messages.json` (in `files`,
  * what the raw and naive baselines read) and `task_metadata.json` (which the backfill reads too).
+ * `quiet`: every task ended right after its last request (taskDoc).
  */
-export function writeTaskCorpus(home: string, tasks: number, requests = TASK_REQUESTS): TaskCorpus {
+export function writeTaskCorpus(
+  home: string,
+  tasks: number,
+  requests = TASK_REQUESTS,
+  opts: { readonly quiet?: boolean } = {},
+): TaskCorpus {
   const tasksDir = join(home, ".cline", "data", "tasks");
   let bytes = 0;
   const files: string[] = [];
   for (let t = 0; t < tasks; t++) {
     const dir = taskDir({ tasksDir }, t);
     mkdirSync(dir, { recursive: true });
-    const doc = taskDoc(t, requests);
+    const doc = taskDoc(t, requests, opts.quiet === true);
     bytes += Buffer.byteLength(doc);
     const file = join(dir, "ui_messages.json");
     writeFileSync(file, doc);

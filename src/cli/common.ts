@@ -65,16 +65,17 @@ export const CHECK_LEDGER_OPTION = [
 
 /**
  * How `run` and `report` open the ledger: what a NEW ledger's instance id is derived from (this
- * host and the Cline directories, so a rebuilt ledger keeps its identity) and whether to check
- * its integrity now. Plain data: the ledger module loads only when a command opens it.
+ * host and the Cline directories, so a rebuilt ledger keeps its identity), whether to check
+ * its integrity now, and the quiet time its commits apply. Plain data: the ledger module loads only when a command opens it.
  */
 export function ledgerOpenOptions(
   config: LocalConfig,
   opts: { checkLedger?: boolean },
-): { identity: readonly string[]; integrityCheck: "always" | "auto" } {
+): { identity: readonly string[]; integrityCheck: "always" | "auto"; quietMs: number } {
   return {
     identity: [config.cline.sessions.path, config.cline.db.path],
     integrityCheck: opts.checkLedger ? "always" : "auto",
+    quietMs: config.quietMs,
   };
 }
 

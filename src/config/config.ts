@@ -14,7 +14,7 @@ import { type Env, envStr } from "./env.ts";
 import { type HeadersFileRef, readHeadersFile } from "./headers-file.ts";
 import { type OtlpSettings, resolveOtlpSettings } from "./otlp.ts";
 import { boolValue, ConfigError, oneOf, parseKeyValueList, positiveNumber } from "./parse.ts";
-import { resolveSignalsConfig, type SignalsConfig } from "./signals.ts";
+import { resolveQuietMs, resolveSignalsConfig, type SignalsConfig } from "./signals.ts";
 import { resolveTaskRoots, TASK_ROOT_ENV } from "./task-roots.ts";
 import { resolveTeamsConfig, type TeamsConfig } from "./teams.ts";
 
@@ -59,6 +59,8 @@ export interface Config {
   readonly captureDirs: readonly ResolvedPath[];
   /** Where the task format may be (src/config/task-roots.ts); none needs to exist. */
   readonly taskRoots: readonly TaskRoot[];
+  /** The quiet time (resolveQuietMs): every writer ends what a quiet document left open by it. */
+  readonly quietMs: number;
 }
 
 /** Flags as commander hands them over (all optional strings/booleans). */
@@ -267,5 +269,6 @@ export function resolveLocalConfig(
     prices: pricesRaw === undefined ? undefined : resolve(cwd, pricesRaw),
     captureDirs: Object.freeze(captureDirs),
     taskRoots: Object.freeze(taskRoots),
+    quietMs: resolveQuietMs(env),
   });
 }

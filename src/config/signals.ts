@@ -75,14 +75,25 @@ function signal(kind: "logs" | "traces", env: Env, shared: SharedOtlpInput, disa
   });
 }
 
-export function resolveSignalsConfig(env: Env, shared: SharedOtlpInput, sdkDisabled: boolean): SignalsConfig {
+/**
+ * The quiet time (CLINE_OTEL_QUIET_TIME, seconds; default 15 min): a call without its result, and
+ * a turn, is over once its document has had nothing newer for this long. Shared by the exporters'
+ * sweep and every writer's commit path (a document already quiet when read is final at once), so
+ * `report` and `run` apply the one rule.
+ */
+export function resolveQuietMs(env: Env): number {
   const quietRaw = envStr(env, "CLINE_OTEL_QUIET_TIME");
+  return quietRaw === undefined
+    ? 900_000
+    : positiveNumber(quietRaw, "CLINE_OTEL_QUIET_TIME", "seconds") * 1000;
+}
+
+export function resolveSignalsConfig(env: Env, shared: SharedOtlpInput, sdkDisabled: boolean): SignalsConfig {
   const fromRaw = envStr(env, "CLINE_OTEL_SIGNALS_FROM") ?? "history";
   return Object.freeze({
     logs: signal("logs", env, shared, sdkDisabled),
     traces: signal("traces", env, shared, sdkDisabled),
-    quietMs:
-      quietRaw === undefined ? 900_000 : positiveNumber(quietRaw, "CLINE_OTEL_QUIET_TIME", "seconds") * 1000,
+    quietMs: resolveQuietMs(env),
     from: oneOf(fromRaw, ["history", "now"] as const, "CLINE_OTEL_SIGNALS_FROM"),
   });
 }

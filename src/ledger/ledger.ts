@@ -39,7 +39,14 @@ export type { FoldCursor, Folded, FoldKey, FoldPage, TableFold } from "./usage/f
 export type { CommitResult, ReadObservation } from "./usage/ingest.ts";
 export type { IdWindow, LiveFilter, SeriesPage, ToolSeriesRow, UsageSeriesRow } from "./usage/series.ts";
 
-export type LedgerOptions = OpenOptions;
+export interface LedgerOptions extends OpenOptions {
+  /**
+   * The quiet time (CLINE_OTEL_QUIET_TIME): a document already quiet when a commit reads it has
+   * its calls without a result and its lead turns final at once, by finalizeQuiet's rule
+   * (Signals.record). Absent: they stay open until a sweep finalizes them.
+   */
+  readonly quietMs?: number;
+}
 
 /**
  * The local SQLite ledger: deduplicated events, tool calls, captures, checkpoints and export
@@ -79,7 +86,11 @@ export class Ledger {
   /** The schema version of the ledger as opened (a writer's is always this build's). */
   private readonly version: number;
 
-  private constructor(opened: ReturnType<typeof openLedgerDb>, now: () => number) {
+  private constructor(
+    opened: ReturnType<typeof openLedgerDb>,
+    now: () => number,
+    quietMs: number | undefined,
+  ) {
     const { db, version } = opened;
     this.path = opened.path;
     this.db = db;
@@ -109,7 +120,7 @@ export class Ledger {
       version >= COMPACTIONS_VERSION,
     );
     // Only a writer ingests, and a writer is always at this build's schema.
-    this.signals = opened.lock ? new Signals(db) : undefined;
+    this.signals = opened.lock ? new Signals(db, quietMs) : undefined;
     this.listings = opened.lock ? new Listings(db) : undefined;
     this.backfills = opened.lock ? new ExportBackfills(db) : undefined;
     this.ingest = opened.lock
@@ -130,7 +141,7 @@ export class Ledger {
   static open(stateDir: string, opts: LedgerOptions = {}): Ledger {
     const opened = openLedgerDb(stateDir, opts);
     try {
-      return new Ledger(opened, opts.now ?? Date.now);
+      return new Ledger(opened, opts.now ?? Date.now, opts.quietMs);
     } catch (e) {
       opened.db.close();
       opened.lock?.release(false);

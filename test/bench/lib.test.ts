@@ -328,6 +328,16 @@ describe("task corpus", () => {
     // A rewrite with one request more keeps every request before the last two as it was.
     expect(msgs(1, 13).slice(0, 20)).toEqual(msgs(1, 12).slice(0, 20));
   });
+
+  it("ends a quiet task right after its last request, and differs from the default only there", () => {
+    const quiet = JSON.parse(taskDoc(4, 12, true)) as UiMsg[];
+    const open = msgs(4, 12);
+    expect(quiet.slice(0, -1)).toEqual(open.slice(0, -1));
+    const lastRequest = Math.max(...open.filter((m) => m.say === "api_req_started").map((m) => m.ts));
+    expect(quiet.at(-1)).toMatchObject({ ask: "completion_result", ts: lastRequest + 6 });
+    expect(open.at(-1)?.ts).toBe(2_000_000_000_000);
+    expect(Math.max(...quiet.map((m) => m.ts))).toBe(lastRequest + 6);
+  });
 });
 
 describe("counting-off patch (the delivered case's before build)", () => {

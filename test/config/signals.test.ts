@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/config.ts";
+import { ledgerOpenOptions } from "../../src/cli/common.ts";
+import { ConfigError, resolveConfig, resolveLocalConfig } from "../../src/config/config.ts";
 import { resolveSignalsConfig } from "../../src/config/signals.ts";
 
 const shared = { fileHeaders: { "x-file": "f" }, fileVia: "--headers-file (/h)", cwd: "/tmp" };
@@ -47,5 +48,22 @@ describe("events and traces configuration", () => {
       OTEL_BSP_SCHEDULE_DELAY: "250",
     });
     expect([c.quietMs, c.from, c.traces.scheduleDelayMs]).toEqual([60_000, "now", 250]);
+  });
+});
+
+describe("the quiet time reaches every writer", () => {
+  it("`report` (the local configuration) opens its ledger with the exporters' quiet time", () => {
+    for (const [env, ms] of [
+      [{}, 900_000],
+      [{ CLINE_OTEL_QUIET_TIME: "60" }, 60_000],
+    ] as const) {
+      const full = resolveConfig({ stateDir: "/tmp/st" }, env, "/home/u", "/tmp");
+      const local = resolveLocalConfig({ stateDir: "/tmp/st" }, env, "/home/u", "/tmp");
+      expect([local.quietMs, full.quietMs, full.export.signals.quietMs]).toEqual([ms, ms, ms]);
+      expect(ledgerOpenOptions(local, {}).quietMs).toBe(ms);
+    }
+    expect(() =>
+      resolveLocalConfig({ stateDir: "/tmp/st" }, { CLINE_OTEL_QUIET_TIME: "0" }, "/home/u", "/tmp"),
+    ).toThrow(/CLINE_OTEL_QUIET_TIME/);
   });
 });

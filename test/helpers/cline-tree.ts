@@ -18,6 +18,8 @@ export interface MsgSpec {
   id: string;
   metrics?: Metrics;
   tools?: string[];
+  /** Its tools get no tool_result (a run cut off): they end when their document is quiet. */
+  unanswered?: boolean;
   model?: string;
   provider?: string;
   ts?: number;
@@ -56,7 +58,7 @@ export function messagesDoc(
       modelInfo: { id: m.model ?? "mock-model", provider: m.provider ?? "openai-compatible" },
       ...(m.metrics ? { metrics: m.metrics } : {}),
     });
-    for (const [i, t] of (m.tools ?? []).entries()) {
+    for (const [i, t] of (m.unanswered ? [] : (m.tools ?? [])).entries()) {
       messages.push({
         id: `${m.id}_r${i}`,
         role: "user",

@@ -3,7 +3,8 @@
  * itself with SIGKILL the moment the ledger stores its `dieAt`-th checkpoint: inside a commit
  * transaction, after the documents before it in the same batch wrote their rows. A TEMP trigger
  * (this connection only, never in the ledger file) calls a JS function; 0 = never die.
- * argv: <clineDir> <stateDir> <dieAt>. Prints the pass result as JSON when it lives.
+ * argv: <clineDir> <stateDir> <dieAt> [quietMs]. Prints the pass result as JSON when it lives.
+ * With a quiet time, the documents (all quiet) are final as they are read (Signals.record).
  */
 import type Database from "better-sqlite3";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
@@ -11,9 +12,9 @@ import { resolveClinePaths } from "../../src/adapter/cline/paths.ts";
 import { runPass } from "../../src/collector/pass.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 
-const [clineDir, stateDir, dieAtArg] = process.argv.slice(2) as [string, string, string];
+const [clineDir, stateDir, dieAtArg, quietArg] = process.argv.slice(2) as [string, string, string, string?];
 const dieAt = Number(dieAtArg);
-const ledger = Ledger.open(stateDir);
+const ledger = Ledger.open(stateDir, quietArg === undefined ? {} : { quietMs: Number(quietArg) });
 const db = (ledger as unknown as { db: Database.Database }).db;
 let stored = 0;
 db.function("cline_otel_test_checkpoint", () => {

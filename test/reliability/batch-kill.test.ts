@@ -1,7 +1,8 @@
 /**
  * kill -9 between the documents of ONE commit transaction (a backfill commits up to 256 sources a
  * batch: src/collector/pass.ts): the batch is lost whole, checkpoints included, so the next pass
- * reads every source of it again; nothing is lost and nothing is counted twice.
+ * reads every source of it again; nothing is lost and nothing is counted twice. With a quiet
+ * time, the documents' calls and turns are final as they are read: each record exactly once too.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,8 +21,9 @@ const PER = 5;
 const CHILD = join(import.meta.dirname, "batch-kill-child.ts");
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
-function pass(clineDir: string, stateDir: string, dieAt: number) {
-  return spawnSync(process.execPath, ["--import", TSX, CHILD, clineDir, stateDir, String(dieAt)], {
+function pass(clineDir: string, stateDir: string, dieAt: number, quietMs?: number) {
+  const quiet = quietMs === undefined ? [] : [String(quietMs)];
+  return spawnSync(process.execPath, ["--import", TSX, CHILD, clineDir, stateDir, String(dieAt), ...quiet], {
     encoding: "utf8",
   });
 }
@@ -37,6 +39,30 @@ function holds(stateDir: string): { events: number; input: number; checkpoints: 
     const c = db.prepare("SELECT COUNT(*) AS n FROM checkpoints").get() as { n: number };
     const t = db.prepare("SELECT COUNT(*) AS n FROM tool_calls").get() as { n: number };
     return { events: e.n, input: e.input, checkpoints: c.n, calls: t.n };
+  } finally {
+    db.close();
+  }
+}
+
+/** The signal records: by kind, how many distinct seqs they hold, and the calls still open. */
+function records(stateDir: string) {
+  const db = new Database(join(stateDir, LEDGER_FILE), { readonly: true, fileMustExist: true });
+  try {
+    const n = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    return {
+      tools: n("SELECT COUNT(*) AS n FROM tool_calls WHERE signal_seq IS NOT NULL"),
+      cancelled: n("SELECT COUNT(*) AS n FROM tool_calls WHERE cancelled = 1"),
+      queued: n("SELECT COUNT(*) AS n FROM signal_queue"),
+      seqs: n(
+        `SELECT COUNT(DISTINCT s) AS n FROM (SELECT signal_seq AS s FROM tool_calls WHERE signal_seq IS NOT NULL
+           UNION ALL SELECT signal_seq FROM events WHERE signal_seq IS NOT NULL UNION ALL SELECT seq FROM signal_queue)`,
+      ),
+      all: n(
+        `SELECT (SELECT COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL)
+           + (SELECT COUNT(*) FROM events WHERE signal_seq IS NOT NULL) + (SELECT COUNT(*) FROM signal_queue) AS n`,
+      ),
+      open: n("SELECT COUNT(*) AS n FROM signal_calls WHERE final = 0"),
+    };
   } finally {
     db.close();
   }
@@ -99,4 +125,24 @@ describe("kill -9 between documents of one commit transaction", () => {
     },
     120_000,
   );
+
+  it("with a quiet time: the documents final as read, every record once after the kill and the re-read", () => {
+    const quietMs = 900_000;
+    // The same sessions, every call cut off (no tool_result): all final at read, as cancelled.
+    const open = makeTree(
+      join(dir, "home-open"),
+      sessions.map((s) => ({ ...s, messages: s.messages.map((m) => ({ ...m, unanswered: true })) })),
+      { filler: "x".repeat(2_000) },
+    );
+    const whole = join(dir, "state-quiet-whole");
+    expect(pass(open.clineDir, whole, 0, quietMs).status).toBe(0);
+    const reference = records(whole);
+    expect(reference).toMatchObject({ tools: SESSIONS * PER, cancelled: SESSIONS * PER, open: 0 });
+    expect(reference.seqs).toBe(reference.all);
+    const state = join(dir, "state-quiet");
+    expect(pass(open.clineDir, state, BACKFILL_BATCH_SOURCES + 70, quietMs).signal).toBe("SIGKILL");
+    expect(records(state)).toMatchObject({ tools: BACKFILL_BATCH_SOURCES * PER, open: 0 });
+    expect(pass(open.clineDir, state, 0, quietMs).status).toBe(0);
+    expect(records(state)).toEqual(reference);
+  }, 120_000);
 });

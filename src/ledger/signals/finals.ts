@@ -110,8 +110,16 @@ export class SignalFinals {
    * `final` flag flipped 0 -> 1 is the guard. Returns the records queued (0: final already).
    */
   turn(t: TurnRow): number {
+    if (this.writes().closeTurn.run({ turnKey: t.turnKey }).changes === 0) return 0;
+    return this.queueTurn(t);
+  }
+
+  /**
+   * Queues a turn whose `final` flag its caller just set (it holds the guard: `turn`, or the
+   * upsert that stored it final), after the calls of it still open. Returns the records queued.
+   */
+  queueTurn(t: TurnRow): number {
     const w = this.writes();
-    if (w.closeTurn.run({ turnKey: t.turnKey }).changes === 0) return 0;
     let n = 1;
     // No lookup when no call is open (a backfill: every result is on disk).
     const open = this.openCalls

@@ -80,6 +80,13 @@ export interface DocumentIndex {
   readonly turnKeys: ReadonlyMap<string, string>;
   /** Results by call key: a call read with its result is final at once. */
   readonly results: ReadonlyMap<string, ToolResult>;
+  /**
+   * The document's last `ts` as stored (the max over its reads) when it is quiet at this
+   * commit (Signals.index); undefined when it is not, or when the writer has no quiet time.
+   */
+  readonly quietLastTsMs: number | undefined;
+  /** The turns this read closes (a later prompt): their calls without a result end with them. */
+  readonly closedTurns: ReadonlySet<string>;
 }
 
 /**
@@ -91,7 +98,8 @@ export type CallRecord =
       readonly signalSeq: number;
       readonly endMs: number;
       readonly outcome: ToolOutcome;
-      readonly cancelled: 0;
+      /** 1: read without its result in a quiet document (ends at the document's last ts). */
+      readonly cancelled: 0 | 1;
       /** NULL: its paying request's (a call of a message with metrics). */
       readonly turnKey: string | null;
       readonly messageId: string | null;
@@ -131,7 +139,17 @@ export function turnKeysOf(doc: DocumentSignals): Map<string, string> {
   return new Map(doc.turns.map((t) => [t.turnId, t.turnKey]));
 }
 
-/** A document's turn keys and results by call, built once per commit of it. */
-export function indexDocument(doc: DocumentSignals): DocumentIndex {
-  return { turnKeys: turnKeysOf(doc), results: new Map(doc.toolResults.map((r) => [r.callKey, r])) };
+/**
+ * A document's turn keys and results by call, built once per commit of it; `quietLastTsMs`
+ * from its stored row when it is quiet (Signals.index), else undefined.
+ */
+export function indexDocument(doc: DocumentSignals, quietLastTsMs?: number): DocumentIndex {
+  const closedTurns = new Set<string>();
+  for (const t of doc.turns) if (t.closed) closedTurns.add(t.turnKey);
+  return {
+    turnKeys: turnKeysOf(doc),
+    results: new Map(doc.toolResults.map((r) => [r.callKey, r])),
+    quietLastTsMs,
+    closedTurns,
+  };
 }

@@ -17,7 +17,7 @@
  * new (see `record`), not deduplicated by an index.
  */
 import type Database from "better-sqlite3";
-import { durationMs, toolCallEnd } from "../../adapter/timing.ts";
+import { documentQuiet, durationMs, toolCallEnd } from "../../adapter/timing.ts";
 import type {
   AgentTurn,
   Compaction,
@@ -30,7 +30,14 @@ import { GenaiSeries, type GenaiSeriesRow } from "../genai/genai.ts";
 
 import { SignalFinals, type TurnRow } from "./finals.ts";
 import { QueueWriter } from "./queue.ts";
-import { type CallRecord, type DocumentIndex, type Inserted, OPEN_CALL, type SignalKind } from "./records.ts";
+import {
+  type CallRecord,
+  type DocumentIndex,
+  type Inserted,
+  indexDocument,
+  OPEN_CALL,
+  type SignalKind,
+} from "./records.ts";
 import { ToolOutcomes } from "./tool-outcomes.ts";
 import { type SignalBatch, type SignalCursor, SignalWatermarks } from "./watermarks.ts";
 import { prepareSignalWrites } from "./writes.ts";
@@ -84,7 +91,14 @@ export class Signals {
   /** The queue rows of the transaction in progress, written at its end (or before it reads them). */
   private readonly queue: QueueWriter;
 
-  constructor(private readonly db: Database.Database) {
+  /**
+   * @param quietMs the quiet time of the commit path: a document already quiet when read is
+   *   final at once (see `record`); undefined: its calls and turns wait for `finalizeQuiet`.
+   */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly quietMs?: number,
+  ) {
     this.genai = new GenaiSeries(db);
     this.queue = new QueueWriter(db);
     this.toolOutcomes = new ToolOutcomes(db);
@@ -98,6 +112,25 @@ export class Signals {
   }
 
   /**
+   * Stores the document's row (its last `ts`, the max over its reads) and indexes its signals
+   * for the commit of one observation (call inside its transaction, before its events and calls
+   * are inserted): the index says whether the document is quiet at `nowMs`, which makes a call
+   * read without its result final at its INSERT (`callRecord`).
+   */
+  index(doc: DocumentSignals, sourcePath: string, nowMs: number): DocumentIndex {
+    this.nowMs = nowMs;
+    const last = this.writes().putDocument.get(
+      sourcePath,
+      doc.rootSessionId,
+      doc.sessionId,
+      doc.agent,
+      doc.lastTsMs,
+    ) as number;
+    const quiet = this.quietMs !== undefined && documentQuiet(last, nowMs, this.quietMs);
+    return indexDocument(doc, quiet ? last : undefined);
+  }
+
+  /**
    * Stores one document's signal rows and queues what became final. Must run inside the commit
    * transaction of the same observation, after its events and calls were inserted; `inserted`
    * says which of them that transaction added. No UNIQUE index guards the queue: each record is
@@ -106,6 +139,14 @@ export class Signals {
    * inserted), so a re-read queues nothing twice and a rolled-back commit queues nothing. The
    * other side of that: a request or call committed by an observation without signals (Cline's
    * message documents always have them) is not queued by a later read.
+   *
+   * A document already quiet when read (`index`) has its calls without a result final here, as
+   * `finalizeQuiet` would end them at its next sweep, with the same values: at its last `ts`
+   * (those read now at their INSERT, `callRecord`; those left open by earlier reads here), except
+   * those of a turn this read closes (they end with the turn, as before). So a quiet history
+   * writes no open call and no call UPDATE later. Its open turns stay for the sweep: finalizing
+   * them here moved the sweep's work into the read and cost the cold `report` ~5 % CPU on the
+   * sessions' backfill (docs/performance.md, "Quiet documents' calls final at read").
    */
   record(
     doc: DocumentSignals,
@@ -118,7 +159,6 @@ export class Signals {
   ): void {
     this.nowMs = nowMs;
     const w = this.writes();
-    w.putDocument.run(sourcePath, doc.rootSessionId, doc.sessionId, doc.agent, doc.lastTsMs);
     const { turnKeys, results } = index;
     // A request is final when read: the commit that inserted its event gave it its seq there
     // (Ingest: `requestSeq`), so what is left here is its GenAI observation.
@@ -163,6 +203,8 @@ export class Signals {
       // Stored earlier and no result in this read: it is open already, or final already.
     }
     for (const r of doc.toolResults) if (!handled.has(r.callKey)) this.recordResult(r);
+    const quietLast = index.quietLastTsMs;
+    if (quietLast !== undefined && this.finals.openCalls) this.cutOpenCalls(sourcePath, quietLast, index);
     for (const t of doc.turns) this.recordTurn(t);
     // The GenAI sums are written once per commit transaction (Ingest calls `flush`): a series
     // that several sources of one batch add to is one upsert.
@@ -189,7 +231,7 @@ export class Signals {
    */
   callRecord(c: ToolCall, index: DocumentIndex): CallRecord {
     const end = endOnRead(c, index.results.get(c.callKey));
-    if (!end?.final) return OPEN_CALL;
+    if (!end?.final) return this.quietRecord(c, index);
     // A call whose message has metrics shares that message's id and turn with the request's
     // events row (usage_key): not stored twice (the batch reads them from it; ~77 bytes a call).
     const paid = c.usageKey !== "";
@@ -202,6 +244,57 @@ export class Signals {
       messageId: paid ? null : (c.messageId ?? ""),
       toolUseId: c.toolUseId ?? "",
     };
+  }
+
+  /**
+   * A call read without its result in a quiet document: final at its INSERT, ending at the
+   * document's last `ts` (`finalizeQuiet`'s rule), with its ids as a later finalization writes
+   * them; open when the document is not quiet, or when a turn this read closes ends it (`record`).
+   */
+  private quietRecord(c: ToolCall, index: DocumentIndex): CallRecord {
+    const last = index.quietLastTsMs;
+    if (last === undefined || this.quietMs === undefined) return OPEN_CALL;
+    const turnKey = index.turnKeys.get(c.turnId ?? "") ?? "";
+    if (index.closedTurns.has(turnKey)) return OPEN_CALL;
+    const end = toolCallEnd(
+      { startMs: c.timestampMs, documentLastTsMs: last },
+      undefined,
+      this.nowMs,
+      this.quietMs,
+    );
+    if (!end.final) return OPEN_CALL;
+    return {
+      signalSeq: this.queue.peek(),
+      endMs: Math.max(c.timestampMs, end.endMs),
+      outcome: end.outcome,
+      cancelled: 1,
+      turnKey,
+      messageId: c.messageId ?? "",
+      toolUseId: c.toolUseId ?? "",
+    };
+  }
+
+  /**
+   * A quiet document's calls that earlier reads left open (`record`, after its results, before
+   * its turns): each ends at the document's last `ts`, as the sweep would end it; a call of a
+   * turn this read closes is left to that turn (it ends with it, as before).
+   */
+  private cutOpenCalls(sourcePath: string, lastTsMs: number, index: DocumentIndex): void {
+    const open = this.writes().openCallsOfDocument.all({ sourcePath }) as {
+      callKey: string;
+      turnKey: string;
+      tsMs: number;
+    }[];
+    for (const c of open) {
+      if (index.closedTurns.has(c.turnKey)) continue;
+      const end = toolCallEnd(
+        { startMs: c.tsMs, documentLastTsMs: lastTsMs },
+        undefined,
+        this.nowMs,
+        this.quietMs ?? 0,
+      );
+      if (end.final) this.finals.call(c.callKey, c.tsMs, end.endMs, end.outcome, true);
+    }
   }
 
   /** A request stored before its signals (signal_unqueued): its record now, on its events row. */
@@ -292,8 +385,28 @@ export class Signals {
     if (end.final) this.finals.call(r.callKey, open.tsMs, end.endMs, end.outcome, false);
   }
 
+  /**
+   * Stores a turn; one a later prompt closed is stored final by the same statement, which
+   * returns its row only when it made it final (then it is queued).
+   */
   private recordTurn(t: AgentTurn): void {
     const w = this.writes();
+    if (t.closed) {
+      const stored = w.putFinalTurn.get(
+        t.turnKey,
+        t.rootSessionId,
+        t.sessionId,
+        t.agent,
+        t.turnId,
+        t.project,
+        t.startMs,
+        t.endMs,
+        t.closed ? 1 : 0,
+        t.sourcePath,
+      ) as [endMs: number, startMs: number] | undefined;
+      if (stored !== undefined) this.finals.queueTurn({ ...t, endMs: stored[0], startMs: stored[1] });
+      return;
+    }
     w.putTurn.run(
       t.turnKey,
       t.rootSessionId,
@@ -303,12 +416,9 @@ export class Signals {
       t.project,
       t.startMs,
       t.endMs,
-      t.closed ? 1 : 0,
+      0,
       t.sourcePath,
     );
-    if (!t.closed) return;
-    const row = w.openTurn.get({ turnKey: t.turnKey }) as TurnRow | undefined;
-    if (row !== undefined) this.finals.turn(row);
   }
 
   /**

@@ -10,11 +10,15 @@ export function prepareSignalWrites(db: Database.Database) {
     // putDocument and putTurn (a row per document and per turn of a backfill) bind by position, in
     // their column order: a named parameter is a property lookup from native code (docs/performance.md,
     // "The cold backfill's per-row cost").
-    putDocument: db.prepare(
-      `INSERT INTO signal_documents (source_path, root_session_id, session_id, agent, last_ts_ms)
-       VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (source_path) DO UPDATE SET last_ts_ms = max(last_ts_ms, excluded.last_ts_ms)`,
-    ),
+    // Returns the stored last ts (the max over the document's reads): whether it is quiet.
+    putDocument: db
+      .prepare(
+        `INSERT INTO signal_documents (source_path, root_session_id, session_id, agent, last_ts_ms)
+         VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (source_path) DO UPDATE SET last_ts_ms = max(last_ts_ms, excluded.last_ts_ms)
+         RETURNING last_ts_ms`,
+      )
+      .pluck(),
     // By position too: a row per call read without its result (every call of a task-format backfill).
     putCall: db.prepare(
       `INSERT INTO signal_calls (call_key, message_id, tool_use_id, turn_key, source_path)
@@ -48,12 +52,27 @@ export function prepareSignalWrites(db: Database.Database) {
          closed = max(closed, excluded.closed)
        WHERE final = 0`,
     ),
-    openTurn: db.prepare(
-      `SELECT turn_key AS turnKey, root_session_id AS rootSessionId, session_id AS sessionId, agent,
-         start_ms AS startMs, end_ms AS endMs, source_path AS sourcePath
-       FROM signal_turns WHERE turn_key = @turnKey AND final = 0`,
-    ),
+    // A turn a later prompt closed, in one statement: stored
+    // final, or flipped 0 -> 1; its stored end (the max over its reads) and start come back only
+    // then (the guard of its record), as an array (no object per row). Its owner is in its key.
+    putFinalTurn: db
+      .prepare(
+        `INSERT INTO signal_turns (turn_key, root_session_id, session_id, agent, turn_id, project, start_ms,
+           end_ms, closed, source_path, final)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+         ON CONFLICT (turn_key) DO UPDATE SET end_ms = max(end_ms, excluded.end_ms),
+           closed = max(closed, excluded.closed), final = 1
+         WHERE final = 0
+         RETURNING end_ms, start_ms`,
+      )
+      .raw(),
     closeTurn: db.prepare("UPDATE signal_turns SET final = 1 WHERE turn_key = @turnKey AND final = 0"),
+    // A quiet document's calls still open from earlier reads (signal_calls_open).
+    openCallsOfDocument: db.prepare(
+      `SELECT s.call_key AS callKey, s.turn_key AS turnKey, t.ts_ms AS tsMs
+       FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
+       WHERE s.final = 0 AND s.source_path = @sourcePath`,
+    ),
     openCallsOfTurn: db.prepare(
       `SELECT s.call_key AS callKey, t.ts_ms AS tsMs FROM signal_calls s JOIN tool_calls t ON t.call_key = s.call_key
        WHERE s.final = 0 AND s.turn_key = @turnKey`,

@@ -5,7 +5,7 @@ import type { Checkpoints } from "../collection/checkpoints.ts";
 import { type Activity, ActivitySums, activityRows } from "../delivered/activity.ts";
 import { EditSums, type Edits, invalidEdit } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
-import { type CallRecord, type Inserted, indexDocument, type Signals } from "../signals/signals.ts";
+import type { CallRecord, Inserted, Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
 import { prepareIngest } from "./ingest-statements.ts";
 import type { UsageSeriesRow } from "./series.ts";
@@ -112,7 +112,9 @@ export class Ingest {
     // A request's signal record is its events row (seq, turn, start), and a call's read with its
     // result its tool_calls row: written with them.
     const index =
-      o.signals !== undefined && this.signals !== undefined ? indexDocument(o.signals) : undefined;
+      o.signals !== undefined && this.signals !== undefined
+        ? this.signals.index(o.signals, o.source.path, nowMs)
+        : undefined;
     for (const e of o.events) {
       batch.set(e.dedupKey, e);
       if (this.insertEvent(e, adapter, nowMs, sums, index?.turnKeys)) {
