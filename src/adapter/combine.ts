@@ -4,7 +4,7 @@
  * sets on its sources); the watch plans are all of theirs. Keys are each adapter's own: nothing is
  * deduplicated across them.
  */
-import type { Adapter } from "./types.ts";
+import type { Adapter, Source } from "./types.ts";
 
 export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapter {
   if (adapters.length === 1) return adapters[0] as Adapter;
@@ -15,16 +15,29 @@ export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapt
     if (a === undefined) throw new Error(`combineAdapters: no adapter listed a source of ${adapterId}`);
     return a;
   };
+  /**
+   * The last discovery: each adapter's source list and their concatenation. An adapter that hands
+   * on the very same list (an idle sweep) needs no owner set per source, and when all do, the
+   * concatenation is the last one (the loop then compares one array, not 10,000 sources).
+   */
+  let last: { readonly each: readonly (readonly Source[])[]; readonly all: readonly Source[] } | undefined;
   return {
     id,
     async discover(known) {
       const results = await Promise.all(adapters.map((a) => a.discover(known)));
       results.forEach((r, i) => {
-        for (const s of r.sources) owner.set(s.adapterId, adapters[i] as Adapter);
+        if (r.sources !== last?.each[i])
+          for (const s of r.sources) owner.set(s.adapterId, adapters[i] as Adapter);
         for (const l of r.listings ?? []) owner.set(l.adapterId, adapters[i] as Adapter);
       });
+      const each = results.map((r) => r.sources);
+      // An adapter with no sources may list a new empty array each time: the same list.
+      const same = (s: readonly Source[], i: number): boolean =>
+        s === last?.each[i] || (s.length === 0 && last?.each[i]?.length === 0);
+      const all = last !== undefined && each.every(same) ? last.all : results.flatMap((r) => r.sources);
+      last = { each, all };
       return {
-        sources: results.flatMap((r) => r.sources),
+        sources: all,
         problems: results.flatMap((r) => r.problems),
         listings: results.flatMap((r) => r.listings ?? []),
       };

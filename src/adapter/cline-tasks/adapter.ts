@@ -5,16 +5,10 @@
  */
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
-import {
-  checkpointOf,
-  collectIfChanged,
-  readWhole,
-  unchangedNow,
-  unchangedSinceStat,
-} from "../fingerprint.ts";
+import { checkpointOf, collectIfChanged, mtimeMsOfNs, readWhole, unchangedNow } from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
-import { type DiscoveryStats, discoverTasks, type HeldTaskIds, UI_MESSAGES } from "./discover.ts";
+import { type DiscoveryStats, discoverTasks, discoveryMemo, UI_MESSAGES } from "./discover.ts";
 import { HistoryCache, type HistoryEntry, historyMismatch } from "./history.ts";
 import {
   type ClientAt,
@@ -108,8 +102,8 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   let discoveryStats: DiscoveryStats | undefined;
   /** The last discovery's sources by path: listed again unchanged, they are the same objects. */
   let previous: ReadonlyMap<string, Source> = new Map();
-  /** Each root's `tasks/` listing, held while its mark holds (discover.ts listTaskIds). */
-  const heldTaskIds = new Map<string, HeldTaskIds>();
+  /** Each root's `tasks/` listing and last sweep, held across discoveries (discover.ts DiscoveryMemo). */
+  const memo = discoveryMemo();
   /** Roots where the last discovery listed a task without a history entry (its cwd may come). */
   let entryless: ReadonlySet<string> | undefined;
 
@@ -162,9 +156,14 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   return {
     id: CLINE_TASKS_ADAPTER_ID,
     async discover() {
-      const d = await discoverTasks(roots, history, previous, heldTaskIds);
-      // An idle sweep lists the very same sources: the map of the last one still holds them.
-      if (!(d.sources.length === previous.size && d.sources.every((s) => previous.get(s.path) === s))) {
+      const last = memo.last?.sources;
+      const d = await discoverTasks(roots, history, previous, memo);
+      // An idle sweep lists the very same sources (often the very same array): the map of the
+      // last one still holds them.
+      if (
+        d.sources !== last &&
+        !(d.sources.length === previous.size && d.sources.every((s) => previous.get(s.path) === s))
+      ) {
         const byPathNow = new Map<string, Source>();
         for (const s of d.sources) byPathNow.set(s.path, s);
         previous = byPathNow;
@@ -181,8 +180,14 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     },
     collectIncremental: (source, checkpoint) => collectIfChanged(source, checkpoint, read),
     unchangedNow: (source, checkpoint) => {
-      const s = discoveryStats?.statOf(source.path);
-      return s === undefined ? unchangedNow(source.path, checkpoint) : unchangedSinceStat(checkpoint, s);
+      // unchangedSinceStat on discovery's stat, compared as numbers (no object per source).
+      const same = discoveryStats?.sameFacts(
+        source.path,
+        checkpoint.size,
+        checkpoint.ino,
+        mtimeMsOfNs(checkpoint.mtimeNs),
+      );
+      return same ?? unchangedNow(source.path, checkpoint);
     },
     foundRoots: () => found,
     // Every candidate root, found or not: a root created after the start is watched from then on.

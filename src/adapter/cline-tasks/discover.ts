@@ -73,6 +73,12 @@ export interface GateStat {
  */
 export interface DiscoveryStats {
   statOf(path: string): GateStat | undefined;
+  /**
+   * Whether the stat that found `path` said this size, inode and mtimeMs (statOf compared, with no
+   * object built: the gate of an idle sweep asks it for every task); undefined when discovery did
+   * not find the file.
+   */
+  sameFacts(path: string, size: number, ino: number, mtimeMs: number): boolean | undefined;
 }
 
 /** statSync's options for a file that may not exist yet (one object, not one per task per sweep). */
@@ -81,19 +87,47 @@ const MAY_BE_GONE = { throwIfNoEntry: false } as const;
 /** Size, inode and mtimeMs of each slot; NaN size: not a source (no such file, or not a file). */
 const FACTS = 3;
 
-function discoveryStats(
-  roots: readonly { readonly files: TaskFiles; readonly facts: Float64Array }[],
-): DiscoveryStats {
+interface StattedRoot {
+  readonly files: TaskFiles;
+  readonly facts: Float64Array;
+}
+
+function discoveryStats(roots: readonly StattedRoot[]): DiscoveryStats {
+  // The gate asks in discovery's order: the slot after the last one found is tried first, a
+  // string comparison (the held path itself: same object) instead of a hash lookup.
+  let at = 0;
+  let next = 0;
+  /** The fact base of `path` (k * FACTS in roots[at].facts), or -1. */
+  const locate = (path: string): number => {
+    const guess = roots[at];
+    if (guess !== undefined && guess.files.paths[next] === path) {
+      next++;
+      return (next - 1) * FACTS;
+    }
+    for (let r = 0; r < roots.length; r++) {
+      const k = (roots[r] as StattedRoot).files.slots.get(path);
+      if (k === undefined) continue;
+      at = r;
+      next = k + 1;
+      return k * FACTS;
+    }
+    return -1;
+  };
   return {
     statOf(path) {
-      for (const { files, facts } of roots) {
-        const k = files.slots.get(path);
-        if (k === undefined) continue;
-        const size = facts[k * FACTS] as number;
-        if (Number.isNaN(size)) return undefined;
-        return { size, ino: facts[k * FACTS + 1] as number, mtimeMs: facts[k * FACTS + 2] as number };
-      }
-      return undefined;
+      const b = locate(path);
+      if (b < 0) return undefined;
+      const facts = (roots[at] as StattedRoot).facts;
+      const size = facts[b] as number;
+      if (Number.isNaN(size)) return undefined;
+      return { size, ino: facts[b + 1] as number, mtimeMs: facts[b + 2] as number };
+    },
+    sameFacts(path, size, ino, mtimeMs) {
+      const b = locate(path);
+      if (b < 0) return undefined;
+      const facts = (roots[at] as StattedRoot).facts;
+      if (Number.isNaN(facts[b] as number)) return undefined;
+      return facts[b] === size && facts[b + 1] === ino && facts[b + 2] === mtimeMs;
     },
   };
 }
@@ -147,35 +181,104 @@ export function listTaskFiles(
     return held;
   }
   memo.delete(tasksDir);
-  const files = readTaskFiles(tasksDir);
-  memo.set(tasksDir, { mark: dirMark(s), takenMs, ...files });
-  return files;
+  // The held object itself is returned: a discovery knows a listing by its identity (heldSweep).
+  const listed: HeldTaskIds = { mark: dirMark(s), takenMs, ...readTaskFiles(tasksDir) };
+  memo.set(tasksDir, listed);
+  return listed;
+}
+
+/**
+ * What discovery keeps between its calls in one process: each `tasks/` listing (listTaskFiles)
+ * and what each root's last discovery found, so an idle sweep only stats (heldSweep).
+ */
+export interface DiscoveryMemo {
+  readonly listings: Map<string, HeldTaskIds>;
+  readonly roots: Map<string, HeldRootSweep>;
+  /** The last discovery's found roots and whole source list, handed on when every root was held. */
+  last?: { readonly found: readonly TaskRoot[]; readonly sources: readonly Source[] };
+}
+
+export function discoveryMemo(): DiscoveryMemo {
+  return { listings: new Map(), roots: new Map() };
+}
+
+/**
+ * One root's last discovery: the listing and the history entries it was computed from (by
+ * identity: a held listing and an unchanged taskHistory.json are the same objects), each slot's
+ * stat facts, the root's sources, and whether one of them had no history entry. Kept only for a
+ * root where no task was a problem, so a problem is reported again by every discovery.
+ */
+export interface HeldRootSweep {
+  readonly files: TaskFiles;
+  readonly entries: ReadonlyMap<string, HistoryEntry>;
+  readonly facts: Float64Array;
+  readonly sources: readonly Source[];
+  readonly entryless: boolean;
+}
+
+/**
+ * The idle sweep of a root whose listing and history entries are the last discovery's: only a
+ * stat per task, its three numbers stored, and no lookup of its entry, project or last Source.
+ * True when every task is as the last discovery found it (a file then and now, or absent then and
+ * now): its sources are then those same objects. False at the first task that differs (a file gone
+ * or come, a directory, a failed stat): the caller discovers the root in full, which reports it.
+ */
+function heldSweep(files: TaskFiles, last: Float64Array, facts: Float64Array): boolean {
+  const paths = files.paths;
+  for (let k = 0, b = 0; k < paths.length; k++, b += FACTS) {
+    let st: Stats | undefined;
+    try {
+      st = statSync(paths[k] as string, MAY_BE_GONE);
+    } catch {
+      // Not skipped: the full discovery of the root stats it again and reports the error.
+      return false;
+    }
+    const was = !Number.isNaN(last[b] as number);
+    if (st === undefined) {
+      if (was) return false;
+      continue;
+    }
+    if (!was || !st.isFile()) return false;
+    facts[b] = st.size;
+    facts[b + 1] = st.ino;
+    facts[b + 2] = st.mtimeMs;
+  }
+  return true;
+}
+
+/** Whether two lists hold the same roots (by identity), in the same order. */
+function sameRoots(a: readonly TaskRoot[], b: readonly TaskRoot[]): boolean {
+  return a.length === b.length && a.every((r, i) => r === b[i]);
 }
 
 /**
  * `previous`: the last discovery's sources by path; one that is listed again with the same hint is
  * that same object (an idle pass over 10,000 tasks allocates no new Source, and collects less).
+ * `memo`: what is held across discoveries of one process (DiscoveryMemo); with it, a root whose
+ * listing and history are unchanged is swept by stats alone (heldSweep), and when every root was,
+ * the result's `sources` is the last discovery's very array (the loop then compares nothing).
  */
 export async function discoverTasks(
   roots: readonly TaskRoot[],
   history: HistoryCache,
   previous: ReadonlyMap<string, Source> = new Map(),
-  /** The `tasks/` listings held across discoveries of one process (listTaskIds). */
-  held?: Map<string, HeldTaskIds>,
+  memo?: DiscoveryMemo,
 ): Promise<TasksDiscovery> {
-  const sources: Source[] = [];
+  const perRoot: (readonly Source[])[] = [];
   const problems: Problem[] = [];
   const found: TaskRoot[] = [];
   const unlisted: string[] = [];
   const byRoot = new Map<string, ReadonlyMap<string, HistoryEntry>>();
-  const statted: { files: TaskFiles; facts: Float64Array }[] = [];
+  const statted: StattedRoot[] = [];
   const entryless = new Set<string>();
+  let allHeld = true;
   for (const root of roots) {
     const tasksDir = join(root.path, "tasks");
     let files: TaskFiles;
     try {
-      files = listTaskFiles(tasksDir, held);
+      files = listTaskFiles(tasksDir, memo?.listings);
     } catch (e) {
+      memo?.roots.delete(root.path);
       // A root that does not exist is the normal case for most candidates: not a problem.
       if (errCode(e) === "ENOENT" || errCode(e) === "ENOTDIR") continue;
       problems.push({
@@ -184,47 +287,41 @@ export async function discoverTasks(
         detail: `readdir failed: ${errCode(e) ?? String(e)}`,
       });
       unlisted.push(tasksDir);
+      allHeld = false;
       continue;
     }
     found.push(root);
     const entries = await history.read(root.path, problems);
     byRoot.set(root.path, entries);
-    const { ids, paths } = files;
-    const facts = new Float64Array(ids.length * FACTS).fill(Number.NaN);
+    const facts = new Float64Array(files.ids.length * FACTS).fill(Number.NaN);
     statted.push({ files, facts });
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k] as string;
-      const path = paths[k] as string;
-      // A task folder without messages yet (just created) is listed once it has them.
-      let st: Stats | undefined;
-      try {
-        st = statSync(path, MAY_BE_GONE);
-      } catch (e) {
-        problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
-        continue;
-      }
-      const notFile = taskFileProblem(path, st);
-      if (notFile !== undefined) problems.push(notFile);
-      if (st === undefined || notFile !== undefined) continue;
-      facts[k * FACTS] = st.size;
-      facts[k * FACTS + 1] = st.ino;
-      facts[k * FACTS + 2] = st.mtimeMs;
-      const entry = entries.get(id);
-      if (entry === undefined) entryless.add(root.path);
-      const project = entry?.project || undefined;
-      const prev = previous.get(path);
-      if (prev !== undefined && prev.hint.project === project) {
-        sources.push(prev);
-        continue;
-      }
-      sources.push({
-        adapterId: CLINE_TASKS_ADAPTER_ID,
-        path,
-        origin: "walk",
-        hint: { sessionId: id, rootSessionId: id, ...(project ? { project } : {}) },
-      });
+    const held = memo?.roots.get(root.path);
+    if (
+      held !== undefined &&
+      held.files === files &&
+      held.entries === entries &&
+      heldSweep(files, held.facts, facts)
+    ) {
+      if (held.entryless) entryless.add(root.path);
+      memo?.roots.set(root.path, { ...held, facts });
+      perRoot.push(held.sources);
+      continue;
     }
+    allHeld = false;
+    if (held !== undefined) facts.fill(Number.NaN);
+    const r = sweepRoot(files, entries, previous, facts);
+    problems.push(...r.problems);
+    if (r.entryless) entryless.add(root.path);
+    perRoot.push(r.sources);
+    if (memo === undefined) continue;
+    if (r.problems.length === 0) {
+      memo.roots.set(root.path, { files, entries, facts, sources: r.sources, entryless: r.entryless });
+    } else memo.roots.delete(root.path);
   }
+  const last = memo?.last;
+  const sources =
+    allHeld && last !== undefined && sameRoots(last.found, found) ? last.sources : perRoot.flat();
+  if (memo !== undefined) memo.last = { found, sources };
   return {
     sources,
     problems,
@@ -234,6 +331,52 @@ export async function discoverTasks(
     entryless,
     listings: [{ adapterId: CLINE_TASKS_ADAPTER_ID, unlisted }],
   };
+}
+
+/** A root's full discovery: a stat of each task, its entry and project, its last Source if unchanged. */
+function sweepRoot(
+  files: TaskFiles,
+  entries: ReadonlyMap<string, HistoryEntry>,
+  previous: ReadonlyMap<string, Source>,
+  facts: Float64Array,
+): { readonly sources: Source[]; readonly problems: Problem[]; readonly entryless: boolean } {
+  const sources: Source[] = [];
+  const problems: Problem[] = [];
+  let entryless = false;
+  const { ids, paths } = files;
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k] as string;
+    const path = paths[k] as string;
+    // A task folder without messages yet (just created) is listed once it has them.
+    let st: Stats | undefined;
+    try {
+      st = statSync(path, MAY_BE_GONE);
+    } catch (e) {
+      problems.push({ path, code: "unreadable", detail: `stat failed: ${errCode(e) ?? String(e)}` });
+      continue;
+    }
+    const notFile = taskFileProblem(path, st);
+    if (notFile !== undefined) problems.push(notFile);
+    if (st === undefined || notFile !== undefined) continue;
+    facts[k * FACTS] = st.size;
+    facts[k * FACTS + 1] = st.ino;
+    facts[k * FACTS + 2] = st.mtimeMs;
+    const entry = entries.get(id);
+    if (entry === undefined) entryless = true;
+    const project = entry?.project || undefined;
+    const prev = previous.get(path);
+    if (prev !== undefined && prev.hint.project === project) {
+      sources.push(prev);
+      continue;
+    }
+    sources.push({
+      adapterId: CLINE_TASKS_ADAPTER_ID,
+      path,
+      origin: "walk",
+      hint: { sessionId: id, rootSessionId: id, ...(project ? { project } : {}) },
+    });
+  }
+  return { sources, problems, entryless };
 }
 
 /** For `paths`: how many task folders a root holds, or undefined when it does not exist (listing only). */

@@ -37,6 +37,8 @@ function count(v: unknown): number | undefined {
 /** One HistoryCache per adapter: the last good read of each root's history. */
 export class HistoryCache {
   private readonly loaded = new Map<string, Loaded>();
+  /** A root without a history file: always this one empty map (discovery compares entries by identity). */
+  private readonly none: ReadonlyMap<string, HistoryEntry> = new Map();
 
   /** The root's entries now (an empty map when it has no history file). */
   async read(root: string, problems: Problem[]): Promise<ReadonlyMap<string, HistoryEntry>> {
@@ -49,7 +51,7 @@ export class HistoryCache {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === "ENOENT") {
         this.loaded.delete(root);
-        return new Map();
+        return this.none;
       }
       problems.push({ path, code: "history-unreadable", detail: `stat failed: ${code}` });
       return prev?.entries ?? new Map();
