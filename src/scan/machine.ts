@@ -23,7 +23,7 @@ import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
 import { PhraseScan } from "./phrases.ts";
-import type { EnumSchema, ObjectSchema, RawBytes, Schema } from "./schema.ts";
+import type { EnumSchema, ObjectSchema, RawBytes, Schema, WrongType } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -127,7 +127,8 @@ function setField(target: Record<string, unknown>, name: string, v: unknown): vo
 
 export class ScanMachine {
   private readonly path: string;
-  private readonly compiled = new Map<ObjectSchema | EnumSchema, CompiledObject>();
+  /** Shared with the nested machines of embedded strings (one per message text): compiled once per scan. */
+  private readonly compiled: Map<ObjectSchema | EnumSchema, CompiledObject>;
   /** The enum of the string being crossed (M_ENUM). */
   private enumOf: CompiledObject | null = null;
   /** The nested scan of the string being crossed (M_EMBED). */
@@ -159,6 +160,7 @@ export class ScanMachine {
   private carryLen = 0;
   private over = false; // collected content exceeded strLimit
   private rawPrefix = false; // M_RAW: keep the first strLimit bytes of a longer string
+  private rawOuter = false; // M_RAW: inside an embedded string, crossed in the outer bytes (embedded.ts)
   private carry = Buffer.allocUnsafe(256);
   private keyScratch = Buffer.allocUnsafe(64);
 
@@ -172,10 +174,16 @@ export class ScanMachine {
 
   private readonly skip: SkipFn | null;
 
-  constructor(schema: Schema, path = "", skip: SkipFn | null = null) {
+  constructor(
+    schema: Schema,
+    path = "",
+    skip: SkipFn | null = null,
+    compiled: Map<ObjectSchema | EnumSchema, CompiledObject> = new Map(),
+  ) {
     this.path = path;
     this.tgt = schema;
     this.skip = skip;
+    this.compiled = compiled;
   }
 
   /**
@@ -245,7 +253,7 @@ export class ScanMachine {
               this.enumOf = this.compile(t);
               this.beginString(M_ENUM, i, this.enumOf.maxRaw);
             } else if (t !== null && t.kind === "embedded") {
-              this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
+              this.embed = new EmbeddedScan(new ScanMachine(t.inner, "", null, this.compiled));
               // A raw fallback collects the string's bytes too (up to its limit) while it is scanned.
               this.beginString(M_EMBED, i, t.rawFallback);
             } else if (t !== null && t.kind === "phrases") {
@@ -254,6 +262,7 @@ export class ScanMachine {
             } else if (t !== null && t.kind === "raw") {
               this.beginString(M_RAW, i, t.maxBytes);
               this.rawPrefix = t.prefix;
+              this.rawOuter = t.outer;
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -450,6 +459,20 @@ export class ScanMachine {
    */
   skippedPhrases(): PhraseScan | null {
     return this.st === S_STR && this.strMode === M_PHRASE ? this.phraseScan : null;
+  }
+
+  /**
+   * Just after the opening quote of a `raw({outer: true})` string: its byte limit (the nested scan
+   * then crosses it in the outer bytes and hands the value over with `endOuterRaw`), else -1.
+   */
+  outerRawLimit(): number {
+    return this.st === S_STR && this.strMode === M_RAW && this.rawOuter ? this.strLimit : -1;
+  }
+
+  /** The value of the string `outerRawLimit` announced, which this machine was not fed. */
+  endOuterRaw(v: RawBytes | WrongType): void {
+    this.store(v);
+    this.st = this.afterValue();
   }
 
   /** Signals end of input and returns the top-level value. */

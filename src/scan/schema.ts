@@ -106,6 +106,13 @@ export interface RawSchema {
   readonly maxBytes: number;
   /** A longer string gives its first `maxBytes` raw bytes (`truncated`) instead of `too-long`. */
   readonly prefix: boolean;
+  /**
+   * Inside an `embedded` string: handed out as the OUTER string's raw bytes (escaped twice, `depth: 2`
+   * on the value), crossed like a skipped inner string (embedded-skip.ts) instead of unescaped and
+   * copied: for long texts read only by depth-aware byte readers (an edit's content). `maxBytes` then
+   * counts those outer bytes. Elsewhere it is a plain `raw`.
+   */
+  readonly outer: boolean;
 }
 
 /** What a `raw` field decodes to: the raw content bytes `buf[start..end)` (a copy, owned by the caller). */
@@ -115,6 +122,8 @@ export interface RawBytes {
   readonly end: number;
   /** Only the first bytes of a longer string (a `prefix` schema). */
   readonly truncated: boolean;
+  /** 2: the bytes are those of the outer string around an embedded document (an `outer` schema). */
+  readonly depth?: 2;
 }
 
 /**
@@ -202,11 +211,16 @@ function needlesOf(values: readonly string[]): readonly Uint8Array[] {
   return Object.freeze(values.map((v) => new Uint8Array(Buffer.from(v, "latin1"))));
 }
 
-export function raw(maxBytes: number, opts: { readonly prefix?: boolean } = {}): RawSchema {
+export function raw(
+  maxBytes: number,
+  opts: { readonly prefix?: boolean; readonly outer?: boolean } = {},
+): RawSchema {
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
   }
-  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true });
+  if (opts.prefix === true && opts.outer === true)
+    throw new RangeError("raw(): `prefix` and `outer` exclude each other");
+  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true, outer: opts.outer === true });
 }
 
 /** `string`: applied to a string value (a `str`, `raw`, `oneOf` or `embedded` schema); `array`: to an array. */

@@ -2,8 +2,9 @@ import { arr, bool, embedded, num, obj, oneOf, phrases, raw, str } from "../../s
 import { ANSWER_NEAR, ANSWER_PHRASES } from "./answers.ts";
 
 /**
- * The longest edit text or path copied for counting (docs/cline-format.md §15.14): a longer one is
- * not counted (its record says inexact). Cline's own editor refuses far smaller files.
+ * The longest edit text or path copied for counting (docs/cline-format.md §15.14), in the message
+ * text's raw bytes (the content escaped twice): a longer one is not counted (its record says
+ * inexact). Cline's own editor refuses far smaller files.
  */
 export const MAX_EDIT_BYTES = 32 * 1024 * 1024;
 export const MAX_PATH_BYTES = 16 * 1024;
@@ -43,8 +44,9 @@ export const SAY_TOOL_NAMES = [
  */
 const textSchema = obj({
   request: phrases(ANSWER_PHRASES, ANSWER_NEAR),
-  path: raw(MAX_PATH_BYTES),
-  content: raw(MAX_EDIT_BYTES),
+  // As the outer text's raw bytes (depth 2): crossed like the request, never unescaped or copied twice.
+  path: raw(MAX_PATH_BYTES, { outer: true }),
+  content: raw(MAX_EDIT_BYTES, { outer: true }),
   tokensIn: num,
   tokensOut: num,
   cacheReads: num,
