@@ -23,7 +23,7 @@ import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
 import { PhraseScan } from "./phrases.ts";
-import type { EnumSchema, ObjectSchema, RawBytes, Schema, WrongType } from "./schema.ts";
+import type { EmbeddedSchema, EnumSchema, ObjectSchema, RawBytes, Schema, WrongType } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -255,7 +255,7 @@ export class ScanMachine {
             } else if (t !== null && t.kind === "embedded") {
               this.embed = new EmbeddedScan(new ScanMachine(t.inner, "", null, this.compiled));
               // A raw fallback collects the string's bytes too (up to its limit) while it is scanned.
-              this.beginString(M_EMBED, i, t.rawFallback);
+              this.beginString(M_EMBED, i, this.fallbackLimit(t));
             } else if (t !== null && t.kind === "phrases") {
               this.phraseScan = new PhraseScan(t.needles, t.near);
               this.beginString(M_PHRASE, i, 0);
@@ -514,6 +514,19 @@ export class ScanMachine {
       if (run % 2 === 0) return q;
       p = q + 1;
     }
+  }
+
+  /** An embedded string's raw fallback limit: 0 when its `rawFallbackIf` values were not met before it. */
+  private fallbackLimit(t: EmbeddedSchema): number {
+    const when = t.rawFallbackIf;
+    if (when === undefined) return t.rawFallback;
+    const f = this.frames[this.frames.length - 1];
+    if (f === undefined || !f.isObj) return 0;
+    for (const field in when) {
+      const v = f.result[field];
+      if (typeof v === "string" && (when[field] as readonly string[]).includes(v)) return t.rawFallback;
+    }
+    return 0;
   }
 
   private compile(t: ObjectSchema | EnumSchema): CompiledObject {

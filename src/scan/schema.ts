@@ -66,6 +66,12 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema, F extends
    * format's `text`). The bytes are copied while the nested scan runs, never decoded.
    */
   readonly rawFallback: number;
+  /**
+   * The raw fallback only for a string whose object has, BEFORE it, one of these fields decoded to
+   * one of these values (the task format's `say`/`ask: "command"`): other texts that are not JSON
+   * (prose) are then not copied at all. A field that comes after the string is not seen.
+   */
+  readonly rawFallbackIf?: Readonly<Record<string, readonly string[]>>;
   /** Type-level only: whether `rawFallback` is set. */
   readonly fallback?: F;
 }
@@ -171,18 +177,23 @@ export function oneOf<const V extends string>(values: readonly V[]): EnumSchema<
 }
 
 export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I, false>;
-export function embedded<I extends ObjectSchema>(
-  inner: I,
-  opts: { readonly rawFallback: number },
-): EmbeddedSchema<I, true>;
-export function embedded<I extends ObjectSchema>(
-  inner: I,
-  opts?: { readonly rawFallback: number },
-): EmbeddedSchema<I> {
+export function embedded<I extends ObjectSchema>(inner: I, opts: EmbeddedOptions): EmbeddedSchema<I, true>;
+export function embedded<I extends ObjectSchema>(inner: I, opts?: EmbeddedOptions): EmbeddedSchema<I> {
   const rawFallback = opts?.rawFallback ?? 0;
   if (!Number.isSafeInteger(rawFallback) || rawFallback < 0)
     throw new RangeError(`embedded(): rawFallback must be a non-negative integer, got ${rawFallback}`);
-  return Object.freeze({ kind: "embedded", inner, rawFallback });
+  const when = opts?.rawFallbackIf;
+  if (when === undefined) return Object.freeze({ kind: "embedded", inner, rawFallback });
+  if (rawFallback === 0) throw new RangeError("embedded(): rawFallbackIf without a rawFallback");
+  const rawFallbackIf = Object.freeze(
+    Object.fromEntries(Object.entries(when).map(([k, v]) => [k, Object.freeze([...v])])),
+  );
+  return Object.freeze({ kind: "embedded", inner, rawFallback, rawFallbackIf });
+}
+
+export interface EmbeddedOptions {
+  readonly rawFallback: number;
+  readonly rawFallbackIf?: Readonly<Record<string, readonly string[]>>;
 }
 
 export function phrases<const V extends string>(values: readonly V[], near?: PhrasesNear): PhrasesSchema {

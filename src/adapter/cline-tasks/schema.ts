@@ -10,8 +10,7 @@ export const MAX_EDIT_BYTES = 32 * 1024 * 1024;
 export const MAX_PATH_BYTES = 16 * 1024;
 /**
  * The longest command line (`say: "command"` / `ask: "command"` text) read for commits and pull
- * requests, as bytes; a longer one is not read. Any other text that is not JSON (prose) is copied
- * up to this length too, and dropped.
+ * requests, as bytes; a longer one is not read. No other text is copied (`rawFallbackIf`).
  */
 export const MAX_COMMAND_BYTES = 16 * 1024;
 
@@ -63,8 +62,12 @@ export const uiMessagesSchema = arr(
     type: oneOf(["say", "ask"]),
     say: str(64),
     ask: str(64),
-    // JSON for requests and tools; a command line's raw bytes for commands (never decoded).
-    text: embedded(textSchema, { rawFallback: MAX_COMMAND_BYTES }),
+    // JSON for requests and tools; a command line's raw bytes for commands (never decoded): copied
+    // only after a `say`/`ask` of "command" (written before `text`), never for prose.
+    text: embedded(textSchema, {
+      rawFallback: MAX_COMMAND_BYTES,
+      rawFallbackIf: { say: ["command"], ask: ["command"] },
+    }),
     modelInfo: obj({ providerId: str(128), modelId: str(512), mode: str(32) }),
     partial: bool,
   }),
