@@ -137,13 +137,20 @@ interface Sum extends KeyedSum {
   lastEventMs: number;
 }
 
-/** Per-commit sums by series: one upsert per distinct series, not one per record. */
+/**
+ * Per-commit sums by series: one upsert per distinct series, not one per record. `onRow`: also told
+ * every row added (the report rollup's sums, rollups/rollup.ts).
+ */
 export class ActivitySums extends SeriesSums<Sum> {
-  constructor() {
+  private readonly onRow: ((r: ActivityRow) => void) | undefined;
+
+  constructor(onRow?: (r: ActivityRow) => void) {
     super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
+    this.onRow = onRow;
   }
 
   add(r: ActivityRow): void {
+    this.onRow?.(r);
     // ACTIVITY_SERIES_KEY's order.
     const s = this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
     s.amount += r.amount;
