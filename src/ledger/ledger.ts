@@ -8,7 +8,7 @@ import { EDITS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
 import { ExportBackfills } from "./export-state/backfill.ts";
 import { type ExportState, ExportStates } from "./export-state/state.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
-import { ReportQueries, ROLLUP_VERSION } from "./rollups/report-queries.ts";
+import { DELIVERED_ROLLUP_VERSION, ReportQueries, ROLLUP_VERSION } from "./rollups/report-queries.ts";
 import { Signals } from "./signals/signals.ts";
 import {
   COMPACTIONS_VERSION,
@@ -349,7 +349,11 @@ export class Ledger {
 
   /** The grouped totals `report` prints (prepared on first use, then kept). */
   get report(): ReportQueries {
-    this.reportQueries ??= new ReportQueries(this.db, this.version >= ROLLUP_VERSION);
+    this.reportQueries ??= new ReportQueries(
+      this.db,
+      this.version >= ROLLUP_VERSION,
+      this.version >= DELIVERED_ROLLUP_VERSION,
+    );
     return this.reportQueries;
   }
 }

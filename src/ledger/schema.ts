@@ -4,6 +4,7 @@ import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { REJECTED_OUTCOME_V3 } from "./tables/rejected-v3.ts";
+import { REPORT_ROLLUP_DELIVERED_V4 } from "./tables/report-rollup-delivered-v4.ts";
 import { REPORT_ROLLUP_V3 } from "./tables/report-rollup-v3.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
 import { EXPORT_BACKFILL_KEY_V2, STATE_TABLES } from "./tables/state.ts";
@@ -28,6 +29,10 @@ export const MIGRATIONS: readonly string[] = [
   // time, commits, pull requests and session starts, an activity watermark per exporter
   // (tables/activity-v3.ts)
   [REJECTED_OUTCOME_V3, REPORT_ROLLUP_V3, EDITS_V3, ACTIVITY_V3].join("\n"),
+  // v4, one step: what Cline delivered (lines, edit decisions, active time, commits, pull requests)
+  // in the report's rollup, kept at insert time and filled from a v3 ledger's rows
+  // (tables/report-rollup-delivered-v4.ts)
+  REPORT_ROLLUP_DELIVERED_V4,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

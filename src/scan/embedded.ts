@@ -10,7 +10,7 @@ import { readHex4, simpleEscape } from "./decode.ts";
 import { BadEscape, crossInnerString, type InnerSkip } from "./embedded-skip.ts";
 import { ScanError } from "./errors.ts";
 import type { PhraseScan } from "./phrases.ts";
-import { WRONG } from "./schema.ts";
+import { type RawBytes, WRONG, type WrongType } from "./schema.ts";
 
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
@@ -33,6 +33,46 @@ export interface InnerScan {
   inSkippedString(): boolean;
   /** That skipped string's phrase search, when the inner schema asks for one. */
   skippedPhrases(): PhraseScan | null;
+  /** Just after the opening quote of a `raw({outer: true})` string: its byte limit, else -1. */
+  outerRawLimit(): number;
+  /** That string's value (its outer bytes, or too-long): the machine was not fed them. */
+  endOuterRaw(v: RawBytes | WrongType): void;
+}
+
+/**
+ * The outer raw bytes of a `raw({outer: true})` inner string, copied as they are crossed (memcpy
+ * of each piece; no unescaping), up to the schema's limit.
+ */
+class OuterRaw {
+  private buf = Buffer.allocUnsafe(0);
+  private len = 0;
+  private over = false;
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  add(src: Buffer, a: number, b: number): void {
+    if (this.over || b <= a) return;
+    const need = this.len + (b - a);
+    if (need > this.limit) {
+      this.over = true;
+      return;
+    }
+    if (need > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2, 256));
+      this.buf.copy(grown, 0, 0, this.len);
+      this.buf = grown;
+    }
+    src.copy(this.buf, this.len, a, b);
+    this.len = need;
+  }
+
+  value(): RawBytes | WrongType {
+    if (this.over) return WRONG["too-long"];
+    return { buf: this.buf, start: 0, end: this.len, truncated: false, depth: 2 };
+  }
 }
 
 export class EmbeddedScan {
@@ -47,6 +87,8 @@ export class EmbeddedScan {
   private readonly skip: InnerSkip = { odd: false, cut: -1 };
   /** The phrase search of the skipped inner string being crossed, if any: fed its raw bytes. */
   private phrases: PhraseScan | null = null;
+  /** The outer bytes of the `raw({outer: true})` inner string being crossed, if it is one. */
+  private outerRaw: OuterRaw | null = null;
 
   // A plain field, not a parameter property: the document worker runs this file with Node's type
   // stripping, which does not support them.
@@ -83,6 +125,7 @@ export class EmbeddedScan {
           // A cut escape is fed again with the next piece: searched once, there.
           const end = this.skip.cut >= 0 ? this.skip.cut : to;
           this.phrases?.feed(src, p, end);
+          this.outerRaw?.add(src, p, end);
           if (this.skip.cut >= 0) this.pending = Buffer.from(src.subarray(this.skip.cut, to));
           return;
         }
@@ -90,7 +133,13 @@ export class EmbeddedScan {
         this.phrases?.feed(src, p, q, true);
         this.phrases = null;
         this.skipping = false;
-        this.push(CLOSING_QUOTE);
+        const raw = this.outerRaw;
+        if (raw !== null) {
+          // The content ends where the closing token starts: `\"` (2 bytes) or `\u0022` (6).
+          raw.add(src, p, src[q - 1] === QUOTE ? q - 2 : q - 6);
+          this.outerRaw = null;
+          this.inner.endOuterRaw(raw.value());
+        } else this.push(CLOSING_QUOTE);
         p = q;
       }
     } catch (e) {
@@ -136,6 +185,13 @@ export class EmbeddedScan {
         if (this.inner.inSkippedString()) {
           this.skipping = true;
           this.phrases = this.inner.skippedPhrases();
+          this.skip.odd = false;
+          return p;
+        }
+        const limit = this.inner.outerRawLimit();
+        if (limit >= 0) {
+          this.skipping = true;
+          this.outerRaw = new OuterRaw(limit);
           this.skip.odd = false;
           return p;
         }
@@ -218,6 +274,7 @@ export class EmbeddedScan {
     this.failed = true;
     this.pending = null;
     this.phrases = null;
+    this.outerRaw = null;
   }
 
   /** The decoded inner value, or `not-json`. */

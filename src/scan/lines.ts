@@ -124,6 +124,66 @@ export function hashLines(
   return n;
 }
 
+/**
+ * One walk over `t`'s lines (the lines `forEachLine` visits) that also hashes them: `visit(start,
+ * end, escaped, h1, h2)` gets each line's raw range without its newline, whether that range holds a
+ * raw backslash, and the line's hash pair as a line ending in a newline (what `hashLine(t, start,
+ * end, out, true)` pushes). For readers that pick lines by their raw bytes and keep the hashes of
+ * most (SEARCH/REPLACE blocks): the text is walked once, not once to split and again to hash.
+ */
+export function forEachHashedLine(
+  t: EscapedText,
+  visit: (start: number, end: number, escaped: boolean, h1: number, h2: number) => boolean | undefined,
+): void {
+  const c = cursorOf(t);
+  const buf = t.buf;
+  const to = t.end;
+  let h1 = H1_SEED;
+  let h2 = H2_SEED;
+  let len = 0;
+  let escaped = false;
+  let lineStart = t.start;
+  let pos = t.start;
+  while (pos < to) {
+    const tokenStart = pos;
+    let b = buf[pos] as number;
+    const esc = b === BACKSLASH;
+    if (esc) {
+      c.pos = pos;
+      b = decodeToken(c);
+      pos = c.pos;
+      while (c.qn > 0) {
+        h1 = Math.imul(h1 ^ b, 0x01000193);
+        h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+        len++;
+        b = c.q & 0xff;
+        c.q >>>= 8;
+        c.qn--;
+      }
+    } else {
+      pos++;
+    }
+    if (b === NEWLINE) {
+      if (
+        visit(lineStart, tokenStart, escaped, fmix(h1 ^ len), fmix(h2 ^ Math.imul(len, 0x27d4eb2d))) === false
+      )
+        return;
+      lineStart = pos;
+      h1 = H1_SEED;
+      h2 = H2_SEED;
+      len = 0;
+      escaped = false;
+    } else {
+      // Any escape but the newline's own (a newline is always one) keeps the line from being a marker.
+      if (esc) escaped = true;
+      h1 = Math.imul(h1 ^ b, 0x01000193);
+      h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+      len++;
+    }
+  }
+  if (lineStart < to) visit(lineStart, to, escaped, fmix(h1 ^ len), fmix(h2 ^ Math.imul(len, 0x27d4eb2d)));
+}
+
 /** Hashes raw [from, to) (token boundaries, no newline inside) as ONE line, even an empty one. */
 export function hashLine(t: EscapedText, from: number, to: number, out: LinesBuilder, eol: boolean): void {
   const c: Cursor = cursorOf({ buf: t.buf, start: from, end: to, depth: t.depth });

@@ -23,7 +23,7 @@ import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
 import { PhraseScan } from "./phrases.ts";
-import type { EnumSchema, ObjectSchema, RawBytes, Schema } from "./schema.ts";
+import type { EmbeddedSchema, EnumSchema, ObjectSchema, RawBytes, Schema, WrongType } from "./schema.ts";
 import { WRONG } from "./schema.ts";
 
 // Parser states.
@@ -127,7 +127,8 @@ function setField(target: Record<string, unknown>, name: string, v: unknown): vo
 
 export class ScanMachine {
   private readonly path: string;
-  private readonly compiled = new Map<ObjectSchema | EnumSchema, CompiledObject>();
+  /** Shared with the nested machines of embedded strings (one per message text): compiled once per scan. */
+  private readonly compiled: Map<ObjectSchema | EnumSchema, CompiledObject>;
   /** The enum of the string being crossed (M_ENUM). */
   private enumOf: CompiledObject | null = null;
   /** The nested scan of the string being crossed (M_EMBED). */
@@ -159,6 +160,7 @@ export class ScanMachine {
   private carryLen = 0;
   private over = false; // collected content exceeded strLimit
   private rawPrefix = false; // M_RAW: keep the first strLimit bytes of a longer string
+  private rawOuter = false; // M_RAW: inside an embedded string, crossed in the outer bytes (embedded.ts)
   private carry = Buffer.allocUnsafe(256);
   private keyScratch = Buffer.allocUnsafe(64);
 
@@ -172,10 +174,16 @@ export class ScanMachine {
 
   private readonly skip: SkipFn | null;
 
-  constructor(schema: Schema, path = "", skip: SkipFn | null = null) {
+  constructor(
+    schema: Schema,
+    path = "",
+    skip: SkipFn | null = null,
+    compiled: Map<ObjectSchema | EnumSchema, CompiledObject> = new Map(),
+  ) {
     this.path = path;
     this.tgt = schema;
     this.skip = skip;
+    this.compiled = compiled;
   }
 
   /**
@@ -245,15 +253,16 @@ export class ScanMachine {
               this.enumOf = this.compile(t);
               this.beginString(M_ENUM, i, this.enumOf.maxRaw);
             } else if (t !== null && t.kind === "embedded") {
-              this.embed = new EmbeddedScan(new ScanMachine(t.inner, ""));
+              this.embed = new EmbeddedScan(new ScanMachine(t.inner, "", null, this.compiled));
               // A raw fallback collects the string's bytes too (up to its limit) while it is scanned.
-              this.beginString(M_EMBED, i, t.rawFallback);
+              this.beginString(M_EMBED, i, this.fallbackLimit(t));
             } else if (t !== null && t.kind === "phrases") {
               this.phraseScan = new PhraseScan(t.needles, t.near);
               this.beginString(M_PHRASE, i, 0);
             } else if (t !== null && t.kind === "raw") {
               this.beginString(M_RAW, i, t.maxBytes);
               this.rawPrefix = t.prefix;
+              this.rawOuter = t.outer;
             } else {
               if (!inSkip) this.pending = t === null ? NOTHING : WRONG.string;
               this.beginString(M_SKIP_VALUE, i, 0);
@@ -452,6 +461,20 @@ export class ScanMachine {
     return this.st === S_STR && this.strMode === M_PHRASE ? this.phraseScan : null;
   }
 
+  /**
+   * Just after the opening quote of a `raw({outer: true})` string: its byte limit (the nested scan
+   * then crosses it in the outer bytes and hands the value over with `endOuterRaw`), else -1.
+   */
+  outerRawLimit(): number {
+    return this.st === S_STR && this.strMode === M_RAW && this.rawOuter ? this.strLimit : -1;
+  }
+
+  /** The value of the string `outerRawLimit` announced, which this machine was not fed. */
+  endOuterRaw(v: RawBytes | WrongType): void {
+    this.store(v);
+    this.st = this.afterValue();
+  }
+
   /** Signals end of input and returns the top-level value. */
   end(): unknown {
     if (this.base === 0) throw new ScanError("empty", 0, this.path, "no bytes");
@@ -491,6 +514,19 @@ export class ScanMachine {
       if (run % 2 === 0) return q;
       p = q + 1;
     }
+  }
+
+  /** An embedded string's raw fallback limit: 0 when its `rawFallbackIf` values were not met before it. */
+  private fallbackLimit(t: EmbeddedSchema): number {
+    const when = t.rawFallbackIf;
+    if (when === undefined) return t.rawFallback;
+    const f = this.frames[this.frames.length - 1];
+    if (f === undefined || !f.isObj) return 0;
+    for (const field in when) {
+      const v = f.result[field];
+      if (typeof v === "string" && (when[field] as readonly string[]).includes(v)) return t.rawFallback;
+    }
+    return 0;
   }
 
   private compile(t: ObjectSchema | EnumSchema): CompiledObject {

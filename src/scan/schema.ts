@@ -66,6 +66,12 @@ export interface EmbeddedSchema<I extends ObjectSchema = ObjectSchema, F extends
    * format's `text`). The bytes are copied while the nested scan runs, never decoded.
    */
   readonly rawFallback: number;
+  /**
+   * The raw fallback only for a string whose object has, BEFORE it, one of these fields decoded to
+   * one of these values (the task format's `say`/`ask: "command"`): other texts that are not JSON
+   * (prose) are then not copied at all. A field that comes after the string is not seen.
+   */
+  readonly rawFallbackIf?: Readonly<Record<string, readonly string[]>>;
   /** Type-level only: whether `rawFallback` is set. */
   readonly fallback?: F;
 }
@@ -106,6 +112,13 @@ export interface RawSchema {
   readonly maxBytes: number;
   /** A longer string gives its first `maxBytes` raw bytes (`truncated`) instead of `too-long`. */
   readonly prefix: boolean;
+  /**
+   * Inside an `embedded` string: handed out as the OUTER string's raw bytes (escaped twice, `depth: 2`
+   * on the value), crossed like a skipped inner string (embedded-skip.ts) instead of unescaped and
+   * copied: for long texts read only by depth-aware byte readers (an edit's content). `maxBytes` then
+   * counts those outer bytes. Elsewhere it is a plain `raw`.
+   */
+  readonly outer: boolean;
 }
 
 /** What a `raw` field decodes to: the raw content bytes `buf[start..end)` (a copy, owned by the caller). */
@@ -115,6 +128,8 @@ export interface RawBytes {
   readonly end: number;
   /** Only the first bytes of a longer string (a `prefix` schema). */
   readonly truncated: boolean;
+  /** 2: the bytes are those of the outer string around an embedded document (an `outer` schema). */
+  readonly depth?: 2;
 }
 
 /**
@@ -162,18 +177,23 @@ export function oneOf<const V extends string>(values: readonly V[]): EnumSchema<
 }
 
 export function embedded<I extends ObjectSchema>(inner: I): EmbeddedSchema<I, false>;
-export function embedded<I extends ObjectSchema>(
-  inner: I,
-  opts: { readonly rawFallback: number },
-): EmbeddedSchema<I, true>;
-export function embedded<I extends ObjectSchema>(
-  inner: I,
-  opts?: { readonly rawFallback: number },
-): EmbeddedSchema<I> {
+export function embedded<I extends ObjectSchema>(inner: I, opts: EmbeddedOptions): EmbeddedSchema<I, true>;
+export function embedded<I extends ObjectSchema>(inner: I, opts?: EmbeddedOptions): EmbeddedSchema<I> {
   const rawFallback = opts?.rawFallback ?? 0;
   if (!Number.isSafeInteger(rawFallback) || rawFallback < 0)
     throw new RangeError(`embedded(): rawFallback must be a non-negative integer, got ${rawFallback}`);
-  return Object.freeze({ kind: "embedded", inner, rawFallback });
+  const when = opts?.rawFallbackIf;
+  if (when === undefined) return Object.freeze({ kind: "embedded", inner, rawFallback });
+  if (rawFallback === 0) throw new RangeError("embedded(): rawFallbackIf without a rawFallback");
+  const rawFallbackIf = Object.freeze(
+    Object.fromEntries(Object.entries(when).map(([k, v]) => [k, Object.freeze([...v])])),
+  );
+  return Object.freeze({ kind: "embedded", inner, rawFallback, rawFallbackIf });
+}
+
+export interface EmbeddedOptions {
+  readonly rawFallback: number;
+  readonly rawFallbackIf?: Readonly<Record<string, readonly string[]>>;
 }
 
 export function phrases<const V extends string>(values: readonly V[], near?: PhrasesNear): PhrasesSchema {
@@ -202,11 +222,16 @@ function needlesOf(values: readonly string[]): readonly Uint8Array[] {
   return Object.freeze(values.map((v) => new Uint8Array(Buffer.from(v, "latin1"))));
 }
 
-export function raw(maxBytes: number, opts: { readonly prefix?: boolean } = {}): RawSchema {
+export function raw(
+  maxBytes: number,
+  opts: { readonly prefix?: boolean; readonly outer?: boolean } = {},
+): RawSchema {
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
     throw new RangeError(`raw(): maxBytes must be a non-negative integer, got ${maxBytes}`);
   }
-  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true });
+  if (opts.prefix === true && opts.outer === true)
+    throw new RangeError("raw(): `prefix` and `outer` exclude each other");
+  return Object.freeze({ kind: "raw", maxBytes, prefix: opts.prefix === true, outer: opts.outer === true });
 }
 
 /** `string`: applied to a string value (a `str`, `raw`, `oneOf` or `embedded` schema); `array`: to an array. */

@@ -9,8 +9,8 @@
  * A marker is plain ASCII that no JSON writer escapes, so it is recognised on the raw bytes of a
  * line (a line holding any escape is content).
  */
-import { BACKSLASH, type EscapedText } from "./escaped-text.ts";
-import { forEachLine, hashLine, hashLines, type Lines, LinesBuilder } from "./lines.ts";
+import type { EscapedText } from "./escaped-text.ts";
+import { forEachHashedLine, type Lines, LinesBuilder } from "./lines.ts";
 
 export interface SearchReplaceBlock {
   readonly old: Lines;
@@ -53,20 +53,6 @@ function markerStart(b: number | undefined): boolean {
 }
 
 /**
- * One block line's hashes, its newline counted: hashLines' byte loop (no cursor call per byte) for
- * a line with bytes, hashLine for an empty one (hashLines pushes no line for an empty range).
- */
-function blockLine(t: EscapedText, s: number, e: number, out: LinesBuilder): void {
-  if (s === e) hashLine(t, s, e, out, true);
-  else hashLines(t, s, e, out, true);
-}
-
-function hasEscape(buf: Uint8Array, s: number, e: number): boolean {
-  for (let i = s; i < e; i++) if (buf[i] === BACKSLASH) return true;
-  return false;
-}
-
-/**
  * The SEARCH/REPLACE blocks of a replace_in_file text, or null when it is malformed (a separator or
  * end outside a block, a block left open). Lines outside blocks (Cline ignores them) are skipped.
  */
@@ -76,22 +62,23 @@ export function searchReplaceBlocks(t: EscapedText): readonly SearchReplaceBlock
   let old = new LinesBuilder();
   let neu = new LinesBuilder();
   let malformed = false;
-  forEachLine(t, (s, e) => {
-    const m = !markerStart(t.buf[s]) || hasEscape(t.buf, s, e) ? Marker.None : markerOf(t.buf, s, e);
+  // One walk: each line's hashes come with its range; a marker line's are dropped.
+  forEachHashedLine(t, (s, e, escaped, h1, h2) => {
+    const m = escaped || !markerStart(t.buf[s]) ? Marker.None : markerOf(t.buf, s, e);
     if (state === Marker.None) {
       if (m === Marker.SearchStart) state = Marker.SearchStart;
       else if (m !== Marker.None) malformed = true;
     } else if (state === Marker.SearchStart) {
       if (m === Marker.Separator) state = Marker.Separator;
       else if (m === Marker.ReplaceEnd) malformed = true;
-      else blockLine(t, s, e, old);
+      else old.push(h1, h2);
     } else if (m === Marker.ReplaceEnd) {
       blocks.push({ old: old.build(), new: neu.build() });
       old = new LinesBuilder();
       neu = new LinesBuilder();
       state = Marker.None;
     } else {
-      blockLine(t, s, e, neu);
+      neu.push(h1, h2);
     }
     return !malformed;
   });

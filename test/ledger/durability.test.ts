@@ -61,8 +61,8 @@ describe("ledger durability", () => {
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
     // v2: cline.client in every series key, the folded pass's position; v3: the outcome 'rejected',
-    // the report rollup and the file edits (src/ledger/schema.ts).
-    expect(SCHEMA_VERSION).toBe(3);
+    // the report rollup and the file edits; v4: what Cline delivered in the rollup (src/ledger/schema.ts).
+    expect(SCHEMA_VERSION).toBe(4);
   });
 
   it("a full disk mid-commit leaves the ledger consistent; the same source commits whole later", () => {

@@ -303,6 +303,17 @@ it("every positional INSERT stores each field in its own column", () => {
         cache_write: 6,
         events: 1,
         tool_calls: 2,
+        // What Cline delivered (v4): this commit's active time and commit, no edit.
+        lines_added: 0,
+        lines_removed: 0,
+        edits_accepted: 0,
+        edits_rejected: 0,
+        edits_failed: 0,
+        active_user_ms: 0,
+        active_agent_ms: 3333,
+        commits: 1,
+        pull_requests: 0,
+        activity: 2,
       },
     ]);
     const activityCommon = {

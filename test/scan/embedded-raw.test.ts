@@ -61,4 +61,37 @@ describe("embedded strings with a raw fallback", () => {
       for (const skipper of ["indexOf", "wasm"] as const)
         expect(scanPieces(buf, schema, sizes, skipper), `sizes ${sizes} ${skipper}`).toEqual(expected);
   });
+
+  it("with rawFallbackIf, only after a listed sibling value: other texts are not-json, never copied", () => {
+    const only = arr(
+      obj({
+        say: str(64),
+        ask: str(64),
+        text: embedded(obj({ tokensIn: num }), {
+          rawFallback: LIMIT,
+          rawFallbackIf: { say: ["command"], ask: ["command"] },
+        }),
+      }),
+    );
+    const docs = [
+      { say: "command", text: "git commit -m x" },
+      { ask: "command", text: "gh pr create" },
+      { say: "text", text: "prose, not a command" },
+      { ask: "followup", text: "a question" },
+      { text: "no say before it", say: "command" }, // the field comes after the text: not seen
+      { say: "api_req_started", text: JSON.stringify({ tokensIn: 4 }) },
+    ];
+    const buf = Buffer.from(JSON.stringify(docs));
+    for (const sizes of [[1], [3], [buf.length]]) {
+      const out = scanPieces(buf, only, sizes, "indexOf") as { text: unknown }[];
+      expect(rawText(out[0]?.text)).toBe("git commit -m x");
+      expect(rawText(out[1]?.text)).toBe("gh pr create");
+      for (const i of [2, 3, 4]) {
+        const t = out[i]?.text;
+        expect(isWrongType(t) && t.wrongType, `message ${i}`).toBe("not-json");
+      }
+      expect(out[5]?.text).toEqual({ tokensIn: 4 });
+    }
+    expect(() => embedded(obj({}), { rawFallback: 0, rawFallbackIf: { say: ["x"] } })).toThrow(RangeError);
+  });
 });

@@ -68,7 +68,11 @@ export function project(
     case "raw": {
       // A raw value is compared by its text (rawEquality below): the raw bytes depend on escaping.
       if (k !== "string") return { wrongType: k };
-      if (rawLen(v as string) <= schema.maxBytes) return { rawText: v };
+      // An `outer` raw (inside an embedded string) is measured in the outer string's bytes.
+      const len = schema.outer
+        ? Buffer.byteLength(JSON.stringify(JSON.stringify(v).slice(1, -1))) - 2
+        : rawLen(v as string);
+      if (len <= schema.maxBytes) return { rawText: v };
       return schema.prefix ? { rawPrefix: true } : { wrongType: "too-long" };
     }
     case "shape":
@@ -218,16 +222,19 @@ export function scanPieces(
 }
 
 /** The bytes of a scanned `raw` value (a RawBytes, or one printed with JSON.stringify by a child). */
-function rawBytesOf(v: unknown): { bytes: Buffer; truncated: boolean } | undefined {
+function rawBytesOf(v: unknown): { bytes: Buffer; truncated: boolean; depth: number } | undefined {
   if (typeof v !== "object" || v === null) return undefined;
-  const r = v as { buf?: unknown; start?: unknown; end?: unknown; truncated?: unknown };
+  const r = v as { buf?: unknown; start?: unknown; end?: unknown; truncated?: unknown; depth?: unknown };
   if (typeof r.start !== "number" || typeof r.end !== "number" || typeof r.truncated !== "boolean")
     return undefined;
   let buf: Buffer | undefined;
   if (Buffer.isBuffer(r.buf)) buf = r.buf;
   else if (typeof r.buf === "object" && r.buf !== null && Array.isArray((r.buf as { data?: unknown }).data))
     buf = Buffer.from((r.buf as { data: number[] }).data);
-  return buf === undefined ? undefined : { bytes: buf.subarray(r.start, r.end), truncated: r.truncated };
+  const depth = r.depth === 2 ? 2 : 1;
+  return buf === undefined
+    ? undefined
+    : { bytes: buf.subarray(r.start, r.end), truncated: r.truncated, depth };
 }
 
 /**
@@ -240,6 +247,10 @@ function rawEquality(a: unknown, b: unknown): boolean | undefined {
   const m = marker as { rawText?: unknown; rawPrefix?: unknown };
   if (m.rawPrefix === true) return raw.truncated;
   if (typeof m.rawText !== "string") return undefined;
-  return !raw.truncated && JSON.parse(`"${raw.bytes.toString("utf8")}"`) === m.rawText;
+  if (raw.truncated) return false;
+  // Depth 2 (an `outer` raw): the outer string's bytes, read as a string twice.
+  let text: string = JSON.parse(`"${raw.bytes.toString("utf8")}"`);
+  if (raw.depth === 2) text = JSON.parse(`"${text}"`);
+  return text === m.rawText;
 }
 expect.addEqualityTesters([rawEquality]);

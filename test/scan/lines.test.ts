@@ -6,7 +6,14 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { forEachLine, lineCount, textLines } from "../../src/scan/lines.ts";
+import {
+  forEachHashedLine,
+  forEachLine,
+  hashLine,
+  LinesBuilder,
+  lineCount,
+  textLines,
+} from "../../src/scan/lines.ts";
 import { numstat } from "../../src/scan/numstat.ts";
 import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
@@ -107,6 +114,29 @@ describe("lines of an escaped text", () => {
           });
         }),
         { numRuns: 200 },
+      );
+    });
+
+    it(`forEachHashedLine: forEachLine's ranges, a raw backslash flag and hashLine's hashes (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(fc.oneof(textArb, fc.string()), (s) => {
+          const t = escaped(s, depth);
+          const want: [number, number, boolean, number, number][] = [];
+          forEachLine(t, (a, b) => {
+            const out = new LinesBuilder();
+            hashLine(t, a, b, out, true);
+            const h = out.build().hashes;
+            want.push([a, b, t.buf.subarray(a, b).includes(0x5c), h[0] as number, h[1] as number]);
+            return true;
+          });
+          const got: [number, number, boolean, number, number][] = [];
+          forEachHashedLine(t, (a, b, esc, h1, h2) => {
+            got.push([a, b, esc, h1 >>> 0, h2 >>> 0]);
+            return true;
+          });
+          expect(got).toEqual(want);
+        }),
+        { numRuns: 300 },
       );
     });
   }

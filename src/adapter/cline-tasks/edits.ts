@@ -36,14 +36,14 @@ export function editDecision(outcome: ToolOutcome): EditRecord["decision"] | und
 }
 
 /**
- * The scanned `raw` bytes of a field as a text escaped once (inside the embedded message text,
- * the nested scan has removed the outer escaping), or undefined (absent, too long, not a string).
+ * The scanned `raw` bytes of a field as an escaped text: the message text's own raw bytes (depth 2,
+ * the schema's `outer` fields), or undefined (absent, too long, not a string).
  */
 function rawField(body: Record<string, unknown> | undefined, name: string): EscapedText | undefined {
   const v = body?.[name];
   if (v === undefined || isWrongType(v)) return undefined;
   const r = v as RawBytes;
-  return r.truncated ? undefined : { buf: r.buf, start: r.start, end: r.end, depth: 1 };
+  return r.truncated ? undefined : { buf: r.buf, start: r.start, end: r.end, depth: r.depth ?? 1 };
 }
 
 export interface EditLines {

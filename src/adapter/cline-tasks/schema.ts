@@ -2,15 +2,15 @@ import { arr, bool, embedded, num, obj, oneOf, phrases, raw, str } from "../../s
 import { ANSWER_NEAR, ANSWER_PHRASES } from "./answers.ts";
 
 /**
- * The longest edit text or path copied for counting (docs/cline-format.md §15.14): a longer one is
- * not counted (its record says inexact). Cline's own editor refuses far smaller files.
+ * The longest edit text or path copied for counting (docs/cline-format.md §15.14), in the message
+ * text's raw bytes (the content escaped twice): a longer one is not counted (its record says
+ * inexact). Cline's own editor refuses far smaller files.
  */
 export const MAX_EDIT_BYTES = 32 * 1024 * 1024;
 export const MAX_PATH_BYTES = 16 * 1024;
 /**
  * The longest command line (`say: "command"` / `ask: "command"` text) read for commits and pull
- * requests, as bytes; a longer one is not read. Any other text that is not JSON (prose) is copied
- * up to this length too, and dropped.
+ * requests, as bytes; a longer one is not read. No other text is copied (`rawFallbackIf`).
  */
 export const MAX_COMMAND_BYTES = 16 * 1024;
 
@@ -43,8 +43,9 @@ export const SAY_TOOL_NAMES = [
  */
 const textSchema = obj({
   request: phrases(ANSWER_PHRASES, ANSWER_NEAR),
-  path: raw(MAX_PATH_BYTES),
-  content: raw(MAX_EDIT_BYTES),
+  // As the outer text's raw bytes (depth 2): crossed like the request, never unescaped or copied twice.
+  path: raw(MAX_PATH_BYTES, { outer: true }),
+  content: raw(MAX_EDIT_BYTES, { outer: true }),
   tokensIn: num,
   tokensOut: num,
   cacheReads: num,
@@ -61,8 +62,12 @@ export const uiMessagesSchema = arr(
     type: oneOf(["say", "ask"]),
     say: str(64),
     ask: str(64),
-    // JSON for requests and tools; a command line's raw bytes for commands (never decoded).
-    text: embedded(textSchema, { rawFallback: MAX_COMMAND_BYTES }),
+    // JSON for requests and tools; a command line's raw bytes for commands (never decoded): copied
+    // only after a `say`/`ask` of "command" (written before `text`), never for prose.
+    text: embedded(textSchema, {
+      rawFallback: MAX_COMMAND_BYTES,
+      rawFallbackIf: { say: ["command"], ask: ["command"] },
+    }),
     modelInfo: obj({ providerId: str(128), modelId: str(512), mode: str(32) }),
     partial: bool,
   }),

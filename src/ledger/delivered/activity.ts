@@ -86,6 +86,10 @@ export function activeTimeRows(
   coveredMs: number,
 ): { rows: ActivityRow[]; coveredMs: number } {
   const byGroup = new Map<string, ActivityRow & { amount: number }>();
+  // The group of the last gap of each type: a timeline's gaps come in time order, so most fall in
+  // the group of the one before them of their type and need no key string (measured: ~1 µs a gap).
+  let lastUser: { hour: number; g: ActiveTimeRecord; row: { amount: number } } | undefined;
+  let lastAgent: typeof lastUser;
   let covered = coveredMs;
   for (const g of gaps) {
     if (!Number.isSafeInteger(g.durationMs) || g.durationMs <= 0)
@@ -93,20 +97,34 @@ export function activeTimeRows(
     if (g.startMs < coveredMs) continue;
     covered = Math.max(covered, g.startMs + g.durationMs);
     const hour = Math.floor(g.startMs / HOUR_MS);
-    const id = [g.type, hour, g.model, g.provider, g.client ?? ""].join("\u0000");
-    const prev = byGroup.get(id);
-    if (prev !== undefined) {
-      prev.amount += g.durationMs;
+    const last = g.type === "user" ? lastUser : lastAgent;
+    if (
+      last !== undefined &&
+      last.hour === hour &&
+      last.g.model === g.model &&
+      last.g.provider === g.provider &&
+      (last.g.client ?? "") === (g.client ?? "")
+    ) {
+      last.row.amount += g.durationMs;
       continue;
     }
-    byGroup.set(id, {
-      key: `${g.streamKey}|${g.type}|${g.startMs}`,
-      kind: "active_time",
-      detail: g.type,
-      amount: g.durationMs,
-      tsMs: g.startMs,
-      ...common(g),
-    });
+    const id = `${g.type}\u0000${hour}\u0000${g.model}\u0000${g.provider}\u0000${g.client ?? ""}`;
+    let row = byGroup.get(id);
+    if (row !== undefined) row.amount += g.durationMs;
+    else {
+      row = {
+        key: `${g.streamKey}|${g.type}|${g.startMs}`,
+        kind: "active_time",
+        detail: g.type,
+        amount: g.durationMs,
+        tsMs: g.startMs,
+        ...common(g),
+      };
+      byGroup.set(id, row);
+    }
+    const next = { hour, g, row };
+    if (g.type === "user") lastUser = next;
+    else lastAgent = next;
   }
   return { rows: [...byGroup.values()], coveredMs: covered };
 }
@@ -137,13 +155,20 @@ interface Sum extends KeyedSum {
   lastEventMs: number;
 }
 
-/** Per-commit sums by series: one upsert per distinct series, not one per record. */
+/**
+ * Per-commit sums by series: one upsert per distinct series, not one per record. `onRow`: also told
+ * every row added (the report rollup's sums, rollups/rollup.ts).
+ */
 export class ActivitySums extends SeriesSums<Sum> {
-  constructor() {
+  private readonly onRow: ((r: ActivityRow) => void) | undefined;
+
+  constructor(onRow?: (r: ActivityRow) => void) {
     super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
+    this.onRow = onRow;
   }
 
   add(r: ActivityRow): void {
+    this.onRow?.(r);
     // ACTIVITY_SERIES_KEY's order.
     const s = this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
     s.amount += r.amount;

@@ -3,6 +3,8 @@ import { ROLLUP_BUCKET_MS } from "../tables/report-rollup-v3.ts";
 
 /** The schema version that has `report_rollup` (tables/report-rollup-v3.ts). */
 export const ROLLUP_VERSION = 3;
+/** The schema version whose rollup also sums edits and activity (tables/report-rollup-delivered-v4.ts). */
+export const DELIVERED_ROLLUP_VERSION = 4;
 
 /** The window's parameters (bucketMs only when grouped by bucket: it is a parameter of that column only). */
 function paramsOf(dims: readonly LedgerDim[], window: ReportWindow): Record<string, number> {
@@ -141,6 +143,64 @@ function rollupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
 }
 
 /**
+ * groupSql's edits and activity totals from report_rollup's delivered columns for the whole buckets,
+ * and from the rows for the two partial edges, as rollupSql does for events.
+ */
+function deliveredRollupSql(kind: "edits" | "activity", dims: readonly LedgerDim[]): string {
+  const named = (sql: (d: LedgerDim) => string) => dims.map((d) => `${sql(d)} AS "${d}"`);
+  const outer = dims.map((d) => `"${d}"`);
+  const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const edges = "((ts_ms >= @fromMs AND ts_ms < @lo) OR (ts_ms >= @hi AND ts_ms < @toMs))";
+  const whole = "bucket_ms >= @lo AND bucket_ms < @hi";
+  const rows = (cols: string[]) => [...named((d) => DIM_SQL[d]), ...cols].join(", ");
+  const rolled = (cols: string[]) => [...named(rollupDimSql), ...cols].join(", ");
+  if (kind === "edits") {
+    return `SELECT ${[
+      ...outer,
+      "IFNULL(SUM(a), 0) AS linesAdded",
+      "IFNULL(SUM(r), 0) AS linesRemoved",
+      "IFNULL(SUM(ea), 0) AS editsAccepted",
+      "IFNULL(SUM(er), 0) AS editsRejected",
+      "IFNULL(SUM(ef), 0) AS editsFailed",
+    ].join(", ")} FROM (
+      SELECT ${rolled([
+        "lines_added AS a",
+        "lines_removed AS r",
+        "edits_accepted AS ea",
+        "edits_rejected AS er",
+        "edits_failed AS ef",
+      ])} FROM report_rollup WHERE ${whole} AND edits_accepted + edits_rejected + edits_failed > 0
+      UNION ALL
+      SELECT ${rows([
+        "CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END",
+        "CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END",
+        "decision = 'accepted'",
+        "decision = 'rejected'",
+        "decision = 'failed'",
+      ])} FROM edits WHERE ${edges}
+    ) ${group} ${order}`;
+  }
+  return `SELECT ${[
+    ...outer,
+    "IFNULL(SUM(u), 0) / 1000.0 AS activeUserSeconds",
+    "IFNULL(SUM(g), 0) / 1000.0 AS activeAgentSeconds",
+    "IFNULL(SUM(c), 0) AS commits",
+    "IFNULL(SUM(p), 0) AS pullRequests",
+  ].join(", ")} FROM (
+    SELECT ${rolled(["active_user_ms AS u", "active_agent_ms AS g", "commits AS c", "pull_requests AS p"])}
+      FROM report_rollup WHERE ${whole} AND activity > 0
+    UNION ALL
+    SELECT ${rows([
+      "CASE WHEN kind = 'active_time' AND detail = 'user' THEN amount ELSE 0 END",
+      "CASE WHEN kind = 'active_time' AND detail = 'agent' THEN amount ELSE 0 END",
+      "kind = 'commit'",
+      "kind = 'pull_request'",
+    ])} FROM activity WHERE kind IN ('active_time', 'commit', 'pull_request') AND ${edges}
+  ) ${group} ${order}`;
+}
+
+/**
  * The window's whole rollup buckets [lo, hi) (multiples of the bucket, lo >= 0: the rollup holds
  * no negative time); a window inside one bucket has none (lo = hi = fromMs: all of it is edge).
  */
@@ -158,10 +218,14 @@ export function rollupSpan(fromMs: number, toMs: number): { lo: number; hi: numb
 export class ReportQueries {
   private readonly cache = new Map<string, Database.Statement>();
 
-  /** `hasRollup`: the ledger is at ROLLUP_VERSION or later (a read-only view of an older one is not). */
+  /**
+   * `hasRollup`: the ledger is at ROLLUP_VERSION or later (a read-only view of an older one is not);
+   * `hasDeliveredRollup`: at DELIVERED_ROLLUP_VERSION or later.
+   */
   constructor(
     private readonly db: Database.Database,
     private readonly hasRollup = true,
+    private readonly hasDeliveredRollup = hasRollup,
   ) {}
 
   /** File edits grouped by `dims`: accepted lines added and removed, and edits by decision. */
@@ -205,16 +269,18 @@ export class ReportQueries {
    */
   summed(kind: GroupKind, dims: readonly LedgerDim[], window: ReportWindow): Record<string, unknown>[] {
     const bucketMs = Math.max(1, Math.trunc(window.bucketMs));
+    const delivered = kind === "edits" || kind === "activity";
     if (
       !this.hasRollup ||
-      kind === "edits" ||
-      kind === "activity" ||
+      (delivered && !this.hasDeliveredRollup) ||
       dims.includes("session") ||
       dims.includes("tool") ||
       (dims.includes("bucket") && bucketMs % ROLLUP_BUCKET_MS !== 0)
     )
       return this.grouped(kind, dims, window);
-    const stmt = this.statement(`rollup:${kind}:${dims.join(",")}`, () => rollupSql(kind, dims));
+    const stmt = this.statement(`rollup:${kind}:${dims.join(",")}`, () =>
+      delivered ? deliveredRollupSql(kind, dims) : rollupSql(kind, dims),
+    );
     return stmt.all({ ...paramsOf(dims, window), ...rollupSpan(window.fromMs, window.toMs) }) as Record<
       string,
       unknown

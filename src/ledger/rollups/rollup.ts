@@ -1,6 +1,6 @@
 /**
- * The report rollup's write side (table: tables/report-rollup-v3.ts): the events and tool calls
- * a commit transaction inserts, summed per rollup key in memory and written once per key at the
+ * The report rollup's write side (tables: tables/report-rollup-v3.ts, -delivered-v4.ts): the events,
+ * tool calls, edits and activity rows a commit transaction inserts, summed per rollup key in memory and written once per key at the
  * transaction's end, in it (Ingest), so the rollup never disagrees with the rows it sums.
  */
 import type Database from "better-sqlite3";
@@ -29,6 +29,17 @@ interface RollupCell {
   cacheWrite: number;
   events: number;
   toolCalls: number;
+  // What Cline delivered (tables/report-rollup-delivered-v4.ts).
+  linesAdded: number;
+  linesRemoved: number;
+  editsAccepted: number;
+  editsRejected: number;
+  editsFailed: number;
+  activeUserMs: number;
+  activeAgentMs: number;
+  commits: number;
+  pullRequests: number;
+  activity: number;
 }
 
 /** The 15-minute UTC bucket of a message time, as SQLite's integer division computes it. */
@@ -44,12 +55,19 @@ export class RollupSums {
   constructor(db: Database.Database) {
     this.upsert = db.prepare(
       `INSERT INTO report_rollup (bucket_ms, agent, model, provider, project, client, no_calls, input, output,
-         cache_read, cache_write, events, tool_calls)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         cache_read, cache_write, events, tool_calls, lines_added, lines_removed, edits_accepted, edits_rejected,
+         edits_failed, active_user_ms, active_agent_ms, commits, pull_requests, activity)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (bucket_ms, agent, model, provider, project, client, no_calls) DO UPDATE SET
          input = input + excluded.input, output = output + excluded.output,
          cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
-         events = events + excluded.events, tool_calls = tool_calls + excluded.tool_calls`,
+         events = events + excluded.events, tool_calls = tool_calls + excluded.tool_calls,
+         lines_added = lines_added + excluded.lines_added, lines_removed = lines_removed + excluded.lines_removed,
+         edits_accepted = edits_accepted + excluded.edits_accepted,
+         edits_rejected = edits_rejected + excluded.edits_rejected, edits_failed = edits_failed + excluded.edits_failed,
+         active_user_ms = active_user_ms + excluded.active_user_ms,
+         active_agent_ms = active_agent_ms + excluded.active_agent_ms, commits = commits + excluded.commits,
+         pull_requests = pull_requests + excluded.pull_requests, activity = activity + excluded.activity`,
     );
   }
 
@@ -80,6 +98,16 @@ export class RollupSums {
         cacheWrite: 0,
         events: 0,
         toolCalls: 0,
+        linesAdded: 0,
+        linesRemoved: 0,
+        editsAccepted: 0,
+        editsRejected: 0,
+        editsFailed: 0,
+        activeUserMs: 0,
+        activeAgentMs: 0,
+        commits: 0,
+        pullRequests: 0,
+        activity: 0,
       };
       this.cells.set(id, c);
     }
@@ -112,6 +140,44 @@ export class RollupSums {
     if (cell !== undefined) cell.toolCalls++;
   }
 
+  /** An edit just inserted: its lines when accepted, its decision. */
+  addEdit(
+    e: RollupDims & {
+      readonly timestampMs: number;
+      readonly decision: "accepted" | "rejected" | "failed";
+      readonly linesAdded: number;
+      readonly linesRemoved: number;
+    },
+  ): void {
+    const c = this.cell(e.timestampMs, e, 0);
+    if (c === undefined) return;
+    if (e.decision === "accepted") {
+      c.linesAdded += e.linesAdded;
+      c.linesRemoved += e.linesRemoved;
+      c.editsAccepted++;
+    } else if (e.decision === "rejected") c.editsRejected++;
+    else c.editsFailed++;
+  }
+
+  /** An activity row just inserted (a session start is no report column: not rolled up). */
+  addActivity(
+    r: RollupDims & {
+      readonly tsMs: number;
+      readonly kind: string;
+      readonly detail: string;
+      readonly amount: number;
+    },
+  ): void {
+    if (r.kind !== "active_time" && r.kind !== "commit" && r.kind !== "pull_request") return;
+    const c = this.cell(r.tsMs, r, 0);
+    if (c === undefined) return;
+    c.activity++;
+    if (r.kind === "commit") c.commits += 1;
+    else if (r.kind === "pull_request") c.pullRequests += 1;
+    else if (r.detail === "user") c.activeUserMs += r.amount;
+    else if (r.detail === "agent") c.activeAgentMs += r.amount;
+  }
+
   /** Upserts every key summed since `reset`, then forgets them. */
   write(): void {
     // By position, in the INSERT's column order (a key per quarter hour of a backfill's history: as
@@ -131,6 +197,16 @@ export class RollupSums {
         c.cacheWrite,
         c.events,
         c.toolCalls,
+        c.linesAdded,
+        c.linesRemoved,
+        c.editsAccepted,
+        c.editsRejected,
+        c.editsFailed,
+        c.activeUserMs,
+        c.activeAgentMs,
+        c.commits,
+        c.pullRequests,
+        c.activity,
       );
     this.cells = new Map();
   }

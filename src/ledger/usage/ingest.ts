@@ -200,6 +200,7 @@ export class Ingest {
       if (!this.edits.insert(e, adapter, nowMs, signals === undefined ? null : signals.requestSeq(), sums))
         continue;
       signals?.claimSeq();
+      this.rollup.addEdit(e);
       added++;
     }
     this.edits.flush(sums, nowMs);
@@ -211,7 +212,7 @@ export class Ingest {
     if (this.activity === undefined) return undefined;
     if (o.activeTime === undefined && o.deliveries === undefined && o.sessionStarts === undefined)
       return undefined;
-    const sums = new ActivitySums();
+    const sums = new ActivitySums((r) => this.rollup.addActivity(r));
     let added = 0;
     if (o.activeTime !== undefined)
       added += this.activity.insertActiveTime(o.activeTime, adapter, nowMs, sums);
