@@ -282,6 +282,7 @@ describe("quietEntry: kept only when the index's rows are all the walk's documen
     expect(walkShaped("/s/a/x.compaction.json", "/s/")).toBe(false);
     expect(walkShaped("/t/a/x.messages.json", "/s/")).toBe(false);
     expect(walkShaped("/s/a/.messages.json", "/s/")).toBe(false);
+    expect(walkShaped("/s/x.messages.json/", "/s/")).toBe(false);
     // The same as the plain definition, for any path made of the pieces that matter.
     const piece = fc.constantFrom(
       "a",
@@ -302,6 +303,8 @@ describe("quietEntry: kept only when the index's rows are all the walk's documen
           rest[0] !== "" &&
           rest[0] !== "." &&
           rest[0] !== ".." &&
+          // basename() drops a trailing slash: "/s/x.messages.json/" names a folder, not a document.
+          rest[1] !== "" &&
           isUsageSource(path) &&
           !path.slice(3).includes("//");
         expect(walkShaped(path, "/s/"), path).toBe(plain);
