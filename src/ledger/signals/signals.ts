@@ -391,23 +391,8 @@ export class Signals {
    */
   private recordTurn(t: AgentTurn): void {
     const w = this.writes();
-    if (t.closed) {
-      const stored = w.putFinalTurn.get(
-        t.turnKey,
-        t.rootSessionId,
-        t.sessionId,
-        t.agent,
-        t.turnId,
-        t.project,
-        t.startMs,
-        t.endMs,
-        t.closed ? 1 : 0,
-        t.sourcePath,
-      ) as [endMs: number, startMs: number] | undefined;
-      if (stored !== undefined) this.finals.queueTurn({ ...t, endMs: stored[0], startMs: stored[1] });
-      return;
-    }
-    w.putTurn.run(
+    const stmt = t.closed ? w.putFinalTurn : w.putTurn;
+    const values = [
       t.turnKey,
       t.rootSessionId,
       t.sessionId,
@@ -416,9 +401,15 @@ export class Signals {
       t.project,
       t.startMs,
       t.endMs,
-      0,
+      t.closed ? 1 : 0,
       t.sourcePath,
-    );
+    ] as const;
+    if (!t.closed) {
+      stmt.run(...values);
+      return;
+    }
+    const stored = stmt.get(...values) as [endMs: number, startMs: number] | undefined;
+    if (stored !== undefined) this.finals.queueTurn({ ...t, endMs: stored[0], startMs: stored[1] });
   }
 
   /**
