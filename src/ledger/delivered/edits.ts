@@ -1,5 +1,6 @@
 /**
- * File edits (issue 29; tables in tables/edits-v3.ts): each EditRecord an adapter read is stored
+ * File edits (issue 29; tables in tables/edits-v3.ts, the row narrowed by tables/edits-narrow-v5.ts: no
+ * call key, derived from the edit key): each EditRecord an adapter read is stored
  * exactly once by its edit key, in the commit transaction of its document, and added to its
  * running series (`edit_series`) by the same commit, one upsert per series. The exporters read
  * those series (cumulative: live rows, in pages, or folded in SQL by src/ledger/usage/fold.ts) or the
