@@ -1,6 +1,7 @@
 import { ACTIVITY_V3 } from "./tables/activity-v3.ts";
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
+import { EDITS_NARROW_V5 } from "./tables/edits-narrow-v5.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { REJECTED_OUTCOME_V3 } from "./tables/rejected-v3.ts";
@@ -33,6 +34,9 @@ export const MIGRATIONS: readonly string[] = [
   // in the report's rollup, kept at insert time and filled from a v3 ledger's rows
   // (tables/report-rollup-delivered-v4.ts)
   REPORT_ROLLUP_DELIVERED_V4,
+  // v5, one step: an edit row without its call key (the edit key's prefix) and its index, and
+  // without its unread usage key (tables/edits-narrow-v5.ts)
+  EDITS_NARROW_V5,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

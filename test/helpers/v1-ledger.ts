@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { LEDGER_FILE } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
+import { editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
 
 export const tablesOf = (db: Database.Database): string[] =>
   (
@@ -21,6 +22,17 @@ export const tablesOf = (db: Database.Database): string[] =>
 
 export const columnsOf = (db: Database.Database, table: string): string[] =>
   (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+
+/**
+ * A column an older schema has and the current one dropped, as SQL over the current row (alias s):
+ * what that schema held there (schema v5 dropped the edit's call key, derived from its edit key, and
+ * its usage key, read by nothing).
+ */
+function dropped(table: string, column: string): string {
+  if (table === "edits" && column === "call_key") return editCallKeySql("s");
+  if (table === "edits" && column === "usage_key") return "''";
+  throw new Error(`${table}.${column}: not in the current schema, and no older value for it is known`);
+}
 
 /** `<dir>/v1`, a v1 ledger holding what `write(<dir>/source)` wrote; returns its state dir. */
 export function v1Ledger(dir: string, write: (stateDir: string) => void): string {
@@ -49,8 +61,12 @@ export function ledgerAtVersion(dir: string, write: (stateDir: string) => void, 
   db.prepare("ATTACH DATABASE ? AS src").run(join(source, LEDGER_FILE));
   db.transaction(() => {
     for (const t of tablesOf(db)) {
-      const cols = columnsOf(db, t).join(", ");
-      db.exec(`DELETE FROM main.${t}; INSERT INTO main.${t} (${cols}) SELECT ${cols} FROM src.${t}`);
+      const cols = columnsOf(db, t);
+      const have = new Set((db.pragma(`src.table_info(${t})`) as { name: string }[]).map((c) => c.name));
+      const values = cols.map((c) => (have.has(c) ? c : dropped(t, c)));
+      db.exec(
+        `DELETE FROM main.${t}; INSERT INTO main.${t} (${cols.join(", ")}) SELECT ${values.join(", ")} FROM src.${t} s`,
+      );
     }
   })();
   db.exec("DETACH DATABASE src");

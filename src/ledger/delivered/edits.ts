@@ -1,5 +1,6 @@
 /**
- * File edits (issue 29; tables in tables/edits-v3.ts): each EditRecord an adapter read is stored
+ * File edits (issue 29; tables in tables/edits-v3.ts, the row narrowed by tables/edits-narrow-v5.ts: no
+ * call key, derived from the edit key): each EditRecord an adapter read is stored
  * exactly once by its edit key, in the commit transaction of its document, and added to its
  * running series (`edit_series`) by the same commit, one upsert per series. The exporters read
  * those series (cumulative: live rows, in pages, or folded in SQL by src/ledger/usage/fold.ts) or the
@@ -126,6 +127,8 @@ export class EditSums extends SeriesSums<Sum> {
  * thrown: one bad record must not stop its document, and every other one, from being committed.
  */
 export function invalidEdit(e: EditRecord): string | undefined {
+  if (!isCallEditKey(e.editKey, e.callKey))
+    return `edit key ${e.editKey} is not its call key ${e.callKey}, |, a number`;
   if (!isLineCount(e.linesAdded)) return `linesAdded is not a line count: ${e.linesAdded}`;
   if (!isLineCount(e.linesRemoved)) return `linesRemoved is not a line count: ${e.linesRemoved}`;
   if (!OPERATIONS.has(e.operation)) return `unknown operation ${e.operation}`;
@@ -135,6 +138,20 @@ export function invalidEdit(e: EditRecord): string | undefined {
 }
 
 const isLineCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
+
+/**
+ * `<callKey>|<n>`, n decimal digits: the ledger keeps no call key beside the edit key (schema v5,
+ * tables/edits-narrow-v5.ts), it derives it from the edit key, so that must hold for every row.
+ */
+export function isCallEditKey(editKey: string, callKey: string): boolean {
+  const n = callKey.length + 1;
+  if (editKey.length <= n || !editKey.startsWith(callKey) || editKey.charCodeAt(n - 1) !== 0x7c) return false;
+  for (let i = n; i < editKey.length; i++) {
+    const c = editKey.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
 // The schema's CHECKs (tables/edits-v3.ts), checked first so a bad record is reported, not thrown.
 const OPERATIONS: ReadonlySet<string> = new Set(["create", "modify", "delete"]);
 const DECISIONS: ReadonlySet<string> = new Set(["accepted", "rejected", "failed"]);
@@ -172,8 +189,6 @@ export class Edits extends SeriesStore<
     const { insert } = this.st.writes();
     const info = insert.run(
       e.editKey,
-      e.callKey,
-      e.usageKey,
       adapter,
       e.sessionId,
       e.agent,
@@ -212,8 +227,6 @@ export class Edits extends SeriesStore<
 /** The columns of an edit's INSERT, in the order `insert` binds them. */
 const INSERT_COLUMNS = [
   "edit_key",
-  "call_key",
-  "usage_key",
   "adapter",
   "session_id",
   "agent",

@@ -4,6 +4,7 @@
  * merged by seq), and the compare-and-set that moves it when a delivery succeeded.
  */
 import type Database from "better-sqlite3";
+import { editCallKeySql } from "../tables/edits-narrow-v5.ts";
 import type { SignalKind, SignalRow } from "./records.ts";
 
 export interface SignalCursor {
@@ -94,6 +95,15 @@ function toRow(r: RawRow): SignalRow {
   return { ...r, cancelled: r.cancelled === 1, usageKnown: r.usageKnown === 1 };
 }
 
+/**
+ * A tool record's edits (alias x): the range of the unique edit_key index that starts with its call
+ * key and `|` (`|` + 1 is `}`), each edit key of it `<call key>|<digits>` exactly (a call key that
+ * merely starts with the record's, then `|`, is another call's). Schema v5 keeps no call key column
+ * (tables/edits-narrow-v5.ts).
+ */
+const CALL_EDITS = `x.edit_key > q.ref_key || '|' AND x.edit_key < q.ref_key || '}'
+  AND rtrim(x.edit_key, '0123456789') = q.ref_key || '|'`;
+
 function prepareStatements(db: Database.Database) {
   return {
     createCursor: db.prepare(
@@ -120,8 +130,8 @@ function prepareStatements(db: Database.Database) {
     // One row per record, the fields of its kind joined in (COALESCE over the five). The records
     // are the queue's rows, the requests' events rows, the calls' tool_calls rows and the edits'
     // edits rows, merged by seq: each side read in seq order up to the limit (its index), so the
-    // merge sorts at most four times the limit. A call's edits are summed by its key (edits_call),
-    // for its execute_tool span: only for tool records.
+    // merge sorts at most four times the limit. A call's edits are summed by its key (CALL_EDITS: a
+    // range of edit_key), for its execute_tool span: only for tool records.
     batch: db.prepare(
       `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs,
          q.start_ms AS startMs,
@@ -151,28 +161,28 @@ function prepareStatements(db: Database.Database) {
          IFNULL(k.source_message_count, 0) AS sourceMessageCount,
          k.messages_removed AS messagesRemoved,
          k.tokens_before AS tokensBefore,
-         IFNULL(ed.call_key, '') AS callKey,
+         IFNULL(${editCallKeySql("ed")}, '') AS callKey,
          IFNULL(ed.operation, '') AS operation,
          IFNULL(ed.decision, '') AS decision,
          IFNULL(ed.source, '') AS editSource,
          IFNULL(ed.language, '') AS language,
          CASE q.kind WHEN 'edit' THEN ed.lines_added
-           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_added), 0) FROM edits x WHERE x.call_key = q.ref_key)
+           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_added), 0) FROM edits x WHERE ${CALL_EDITS})
            ELSE 0 END AS linesAdded,
          CASE q.kind WHEN 'edit' THEN ed.lines_removed
-           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_removed), 0) FROM edits x WHERE x.call_key = q.ref_key)
+           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_removed), 0) FROM edits x WHERE ${CALL_EDITS})
            ELSE 0 END AS linesRemoved,
          CASE q.kind WHEN 'edit' THEN ed.exact
-           WHEN 'tool' THEN (SELECT IFNULL(MIN(x.exact), 1) FROM edits x WHERE x.call_key = q.ref_key)
+           WHEN 'tool' THEN (SELECT IFNULL(MIN(x.exact), 1) FROM edits x WHERE ${CALL_EDITS})
            ELSE 1 END AS exact,
          CASE q.kind WHEN 'tool' THEN
-           (SELECT COUNT(*) FROM edits x WHERE x.call_key = q.ref_key AND x.decision = 'accepted')
+           (SELECT COUNT(*) FROM edits x WHERE ${CALL_EDITS} AND x.decision = 'accepted')
            ELSE 0 END AS editsAccepted,
          CASE q.kind WHEN 'tool' THEN
-           (SELECT COUNT(*) FROM edits x WHERE x.call_key = q.ref_key AND x.decision = 'rejected')
+           (SELECT COUNT(*) FROM edits x WHERE ${CALL_EDITS} AND x.decision = 'rejected')
            ELSE 0 END AS editsRejected,
          CASE q.kind WHEN 'tool' THEN
-           (SELECT COUNT(*) FROM edits x WHERE x.call_key = q.ref_key AND x.decision = 'failed')
+           (SELECT COUNT(*) FROM edits x WHERE ${CALL_EDITS} AND x.decision = 'failed')
            ELSE 0 END AS editsFailed
        FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
                  message_id, tool_use_id
@@ -197,7 +207,7 @@ function prepareStatements(db: Database.Database) {
          LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
          LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
          LEFT JOIN edits ed ON q.kind = 'edit' AND ed.edit_key = q.ref_key
-         LEFT JOIN tool_calls ec ON q.kind = 'edit' AND ec.call_key = ed.call_key
+         LEFT JOIN tool_calls ec ON q.kind = 'edit' AND ec.call_key = ${editCallKeySql("ed")}
          LEFT JOIN signal_documents d
            ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path, ed.source_path)
        ORDER BY q.seq`,
