@@ -27,6 +27,14 @@ export interface InnerSkip {
   odd: boolean;
   /** Where an escape cut by the end of the piece starts (its bytes go on in the next piece), or -1. */
   cut: number;
+  /**
+   * The next `\u0022`/`\u005c` at or after the last search's start, or `suspectTo` when none: one
+   * search per piece, not per skipped string (a tool text holds several). Valid while `suspectIn`
+   * and `suspectTo` are the piece being crossed (the caller resets `suspectIn` for a new piece).
+   */
+  suspect?: number;
+  suspectIn?: Buffer | null;
+  suspectTo?: number;
 }
 
 /**
@@ -49,7 +57,16 @@ export function crossInnerString(
       const q = src.indexOf(QUOTE, from);
       // In the outer string every raw quote is escaped, so the outer closing quote bounds this search.
       if (q < 0 || q >= to) break;
-      if (suspect < from) suspect = nextU00(src, from, to);
+      if (suspect < from) {
+        const cached = state.suspect ?? -1;
+        if (state.suspectIn === src && state.suspectTo === to && cached >= from) suspect = cached;
+        else {
+          suspect = nextU00(src, from, to);
+          state.suspect = suspect;
+          state.suspectIn = src;
+          state.suspectTo = to;
+        }
+      }
       if (suspect < q) break;
       let k = q - 1;
       while (k >= from && src[k] === BACKSLASH) k--;

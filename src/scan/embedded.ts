@@ -9,6 +9,7 @@
 import { readHex4, simpleEscape } from "./decode.ts";
 import { BadEscape, crossInnerString, type InnerSkip } from "./embedded-skip.ts";
 import { ScanError } from "./errors.ts";
+import type { Scratch } from "./machine.ts";
 import type { PhraseScan } from "./phrases.ts";
 import { type RawBytes, WRONG, type WrongType } from "./schema.ts";
 
@@ -17,6 +18,8 @@ const OPEN_BRACE = 0x7b;
 const QUOTE = 0x22;
 /** What the inner scan is fed for the closing quote of a string crossed raw (it keeps no reference). */
 const CLOSING_QUOTE = Buffer.from([QUOTE]);
+/** Runs between escapes up to this long are copied by a loop: Buffer#copy costs a native call. */
+const SHORT_COPY = 32;
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -27,7 +30,8 @@ function isSpace(c: number): boolean {
  * imports this module; taking the machine as an argument keeps the two out of an import circle).
  */
 export interface InnerScan {
-  feed(buf: Buffer): void;
+  /** `buf[from..to)` (`addr` -1: no wasm arena). */
+  feed(buf: Buffer, addr: number, from: number, to: number): void;
   end(): unknown;
   /** Just after the opening quote of a string the inner schema skips (machine.ts). */
   inSkippedString(): boolean;
@@ -41,29 +45,46 @@ export interface InnerScan {
 
 /**
  * The outer raw bytes of a `raw({outer: true})` inner string, copied as they are crossed (memcpy
- * of each piece; no unescaping), up to the schema's limit.
+ * of each piece; no unescaping), up to the schema's limit; or, when the outer document is kept
+ * (`MachineOptions.views`) and the string lies in one piece of it, a view of those bytes.
  */
 class OuterRaw {
-  private buf = Buffer.allocUnsafe(0);
+  private buf: Buffer = EMPTY;
+  private start = 0;
   private len = 0;
   private over = false;
+  /** `buf` is a view of the document (nothing copied yet). */
+  private viewing = false;
   private readonly limit: number;
+  private readonly views: boolean;
 
-  constructor(limit: number) {
+  constructor(limit: number, views: boolean) {
     this.limit = limit;
+    this.views = views;
   }
 
-  add(src: Buffer, a: number, b: number): void {
+  /** `src` is the document itself (not a carried escape joined to the next piece). */
+  add(src: Buffer, a: number, b: number, inDocument: boolean): void {
     if (this.over || b <= a) return;
     const need = this.len + (b - a);
     if (need > this.limit) {
       this.over = true;
       return;
     }
-    if (need > this.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2, 256));
-      this.buf.copy(grown, 0, 0, this.len);
+    if (this.len === 0 && this.views && inDocument) {
+      this.buf = src;
+      this.start = a;
+      this.len = need;
+      this.viewing = true;
+      return;
+    }
+    if (this.viewing || need > this.buf.length) {
+      // A second piece after a view, or more room: copied from here on.
+      const grown = Buffer.allocUnsafe(Math.max(need, this.viewing ? 0 : this.buf.length * 2, 256));
+      this.buf.copy(grown, 0, this.start, this.start + this.len);
       this.buf = grown;
+      this.start = 0;
+      this.viewing = false;
     }
     src.copy(this.buf, this.len, a, b);
     this.len = need;
@@ -71,9 +92,11 @@ class OuterRaw {
 
   value(): RawBytes | WrongType {
     if (this.over) return WRONG["too-long"];
-    return { buf: this.buf, start: 0, end: this.len, truncated: false, depth: 2 };
+    return { buf: this.buf, start: this.start, end: this.start + this.len, truncated: false, depth: 2 };
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 export class EmbeddedScan {
   /** The inner content is not one JSON value: the rest is only crossed, never unescaped. */
@@ -81,10 +104,9 @@ export class EmbeddedScan {
   private fed = false;
   /** The start of an escape cut by a chunk boundary (at most `\uXXXX\uXXXX`). */
   private pending: Buffer | null = null;
-  private out = Buffer.allocUnsafe(256);
   /** Inside a skipped inner string (the request text): crossed raw, never unescaped. */
   private skipping = false;
-  private readonly skip: InnerSkip = { odd: false, cut: -1 };
+  private readonly skip: InnerSkip = { odd: false, cut: -1, suspect: -1, suspectIn: null, suspectTo: -1 };
   /** The phrase search of the skipped inner string being crossed, if any: fed its raw bytes. */
   private phrases: PhraseScan | null = null;
   /** The outer bytes of the `raw({outer: true})` inner string being crossed, if it is one. */
@@ -93,9 +115,15 @@ export class EmbeddedScan {
   // A plain field, not a parameter property: the document worker runs this file with Node's type
   // stripping, which does not support them.
   private readonly inner: InnerScan;
+  /** Shared with the other nested scans of this depth (`out`, the unescaped bytes). */
+  private readonly scratch: Scratch;
+  /** The outer document is kept: an `outer` raw value may be a view of it. */
+  private readonly views: boolean;
 
-  constructor(inner: InnerScan) {
+  constructor(inner: InnerScan, scratch: Scratch, views = false) {
     this.inner = inner;
+    this.scratch = scratch;
+    this.views = views;
   }
 
   /** The outer string's raw (still escaped) bytes `buf[a..b)`; `last`: the closing quote follows. */
@@ -107,12 +135,15 @@ export class EmbeddedScan {
     let src = buf;
     let from = a;
     let to = b;
+    const inDocument = this.pending === null;
     if (this.pending !== null) {
       src = Buffer.concat([this.pending, buf.subarray(a, b)]);
       from = 0;
       to = src.length;
       this.pending = null;
     }
+    // The `\u00` search of crossInnerString is valid for this piece only.
+    this.skip.suspectIn = null;
     try {
       let p = from;
       while (p < to && !this.failed) {
@@ -125,7 +156,7 @@ export class EmbeddedScan {
           // A cut escape is fed again with the next piece: searched once, there.
           const end = this.skip.cut >= 0 ? this.skip.cut : to;
           this.phrases?.feed(src, p, end);
-          this.outerRaw?.add(src, p, end);
+          this.outerRaw?.add(src, p, end, inDocument);
           if (this.skip.cut >= 0) this.pending = Buffer.from(src.subarray(this.skip.cut, to));
           return;
         }
@@ -136,10 +167,10 @@ export class EmbeddedScan {
         const raw = this.outerRaw;
         if (raw !== null) {
           // The content ends where the closing token starts: `\"` (2 bytes) or `\u0022` (6).
-          raw.add(src, p, src[q - 1] === QUOTE ? q - 2 : q - 6);
+          raw.add(src, p, src[q - 1] === QUOTE ? q - 2 : q - 6, inDocument);
           this.outerRaw = null;
           this.inner.endOuterRaw(raw.value());
-        } else this.push(CLOSING_QUOTE);
+        } else this.push(CLOSING_QUOTE, 0, 1);
         p = q;
       }
     } catch (e) {
@@ -155,18 +186,21 @@ export class EmbeddedScan {
    */
   private unescapeRun(src: Buffer, p: number, to: number, last: boolean): number {
     // Fast path: no escape in the piece, fed as it is (the machine keeps no reference to it).
-    const first = src.indexOf(BACKSLASH, p);
-    if (first < 0 || first >= to) {
-      this.push(src.subarray(p, to));
+    let bs = src.indexOf(BACKSLASH, p);
+    if (bs < 0 || bs >= to) {
+      this.push(src, p, to);
       return to;
     }
-    if (this.out.length < to - p) this.out = Buffer.allocUnsafe(Math.max(to - p, this.out.length * 2));
-    const out = this.out;
+    const sc = this.scratch;
+    if (sc.out.length < to - p) sc.out = Buffer.allocUnsafe(Math.max(to - p, sc.out.length * 2));
+    const out = sc.out;
     let n = 0;
     for (;;) {
-      const bs = src.indexOf(BACKSLASH, p);
       const end = bs < 0 || bs >= to ? to : bs;
-      n += src.copy(out, n, p, end);
+      const len = end - p;
+      if (len <= SHORT_COPY) for (let j = 0; j < len; j++) out[n + j] = src[p + j] as number;
+      else src.copy(out, n, p, end);
+      n += len;
       if (end === to) break;
       if (!this.unescapeAt(src, bs, to, out, n, last)) {
         // The escape goes on in the next piece.
@@ -179,7 +213,7 @@ export class EmbeddedScan {
       if (quote) {
         // Every quote of the inner document is an escape of the outer string: feed up to it and
         // ask whether it opened a string the inner schema skips.
-        this.push(out.subarray(0, n));
+        this.push(out, 0, n);
         n = 0;
         if (this.failed) return to;
         if (this.inner.inSkippedString()) {
@@ -191,13 +225,14 @@ export class EmbeddedScan {
         const limit = this.inner.outerRawLimit();
         if (limit >= 0) {
           this.skipping = true;
-          this.outerRaw = new OuterRaw(limit);
+          this.outerRaw = new OuterRaw(limit, this.views);
           this.skip.odd = false;
           return p;
         }
       }
+      bs = src.indexOf(BACKSLASH, p);
     }
-    this.push(out.subarray(0, n));
+    this.push(out, 0, n);
     return to;
   }
 
@@ -247,14 +282,15 @@ export class EmbeddedScan {
     return true;
   }
 
-  private push(bytes: Buffer): void {
-    if (bytes.length === 0) return;
+  /** `bytes[a..b)` to the inner scan. */
+  private push(bytes: Buffer, a: number, b: number): void {
+    if (b <= a) return;
     if (!this.fed) {
       // Most texts are prose or command lines: decided by their first byte, without the inner
       // scan's exception (a ScanError's stack trace costs more than the whole scan of a text).
-      let i = 0;
-      while (i < bytes.length && isSpace(bytes[i] as number)) i++;
-      if (i === bytes.length) return;
+      let i = a;
+      while (i < b && isSpace(bytes[i] as number)) i++;
+      if (i === b) return;
       if (bytes[i] !== OPEN_BRACE) {
         this.fail();
         return;
@@ -262,7 +298,7 @@ export class EmbeddedScan {
     }
     this.fed = true;
     try {
-      this.inner.feed(bytes);
+      this.inner.feed(bytes, -1, a, b);
     } catch (e) {
       if (!(e instanceof ScanError)) throw e;
       // Not JSON (a command line, prose): the outcome is `not-json`, not an error of the document.

@@ -65,12 +65,45 @@ const MAX_NUMBER_BYTES = 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+/** Up to this many bytes are copied by a loop: Buffer#copy costs a native call (~1 us measured) for any length. */
+const SHORT_COPY = 32;
 
 /** `src[a..b)` copied into a Buffer of its own, as a `raw` field's value. */
 function rawBytes(src: Buffer, a: number, b: number, truncated: boolean): RawBytes {
   const buf = Buffer.allocUnsafe(b - a);
   src.copy(buf, 0, a, b);
   return { buf, start: 0, end: b - a, truncated };
+}
+
+/**
+ * Buffers a machine reuses from one string to the next, allocated once per scan (a nested machine
+ * is made per embedded text: thousands per document). The nested machines of one depth run one
+ * after the other and keep no reference across feeds, so they share their depth's scratch.
+ */
+export class Scratch {
+  /** A string's bytes collected across feeds (`collect`). */
+  carry = Buffer.allocUnsafe(256);
+  /** An escaped key, unescaped to be compared. */
+  key = Buffer.allocUnsafe(64);
+  /** The nested scan's unescaped bytes (embedded.ts). */
+  out = Buffer.allocUnsafe(256);
+  private nested: Scratch | null = null;
+
+  /** The scratch of the machines one embedding deeper. */
+  child(): Scratch {
+    this.nested ??= new Scratch();
+    return this.nested;
+  }
+}
+
+/** How a machine is set up besides its schema (the nested machines inherit the compiled schemas). */
+export interface MachineOptions {
+  /**
+   * The fed buffers are the whole document and are never reused or changed while the result lives
+   * (scanFile's small-file path): a top-level `raw` value and an `outer` raw value of an embedded
+   * text are then views of them (`RawBytes` over the fed buffer), not copies.
+   */
+  readonly views?: boolean;
 }
 
 /** Marks "nothing to store" (a skipped value under an unknown key). */
@@ -161,8 +194,9 @@ export class ScanMachine {
   private over = false; // collected content exceeded strLimit
   private rawPrefix = false; // M_RAW: keep the first strLimit bytes of a longer string
   private rawOuter = false; // M_RAW: inside an embedded string, crossed in the outer bytes (embedded.ts)
-  private carry = Buffer.allocUnsafe(256);
-  private keyScratch = Buffer.allocUnsafe(64);
+  private readonly scratch: Scratch;
+  /** `MachineOptions.views`. */
+  private readonly views: boolean;
 
   // Number state.
   private numSt = N_MINUS;
@@ -178,23 +212,30 @@ export class ScanMachine {
     schema: Schema,
     path = "",
     skip: SkipFn | null = null,
+    opts: MachineOptions = {},
     compiled: Map<ObjectSchema | EnumSchema, CompiledObject> = new Map(),
+    scratch: Scratch = new Scratch(),
   ) {
     this.path = path;
     this.tgt = schema;
     this.skip = skip;
     this.compiled = compiled;
+    this.scratch = scratch;
+    this.views = opts.views === true;
   }
 
   /**
-   * Feeds the next chunk. The machine keeps no reference to `buf` after returning.
-   * `addr` is where `buf` lives in the SkipArena memory (with the arena's slack after it),
-   * or -1 for a buffer outside it, which is then crossed with `Buffer#indexOf`.
+   * Feeds the next chunk, `buf[from..to)`. The machine keeps no reference to `buf` after
+   * returning (unless `MachineOptions.views`). `addr` is where `buf` lives in the SkipArena memory
+   * (with the arena's slack after it), or -1 for a buffer outside it, which is then crossed with
+   * `Buffer#indexOf`.
    */
-  feed(buf: Buffer, addr = -1): void {
+  feed(buf: Buffer, addr = -1, from = 0, to = buf.length): void {
     if (addr >= 0 && this.skip === null) throw new Error("scan machine: arena address without an arena");
-    const n = buf.length;
-    let i = 0;
+    const n = to;
+    let i = from;
+    // `base` is the absolute offset of buf[0] while this chunk is scanned.
+    this.base -= from;
     let st = this.st;
     while (i < n) {
       if (st >= S_VALUE && st <= S_DONE) {
@@ -215,7 +256,7 @@ export class ScanMachine {
             if (r < 0) this.bsOdd = r === -2;
             q = r < 0 ? -1 : r - addr;
           } else {
-            q = this.findQuote(buf, segStart);
+            q = this.findQuote(buf, segStart, n);
           }
           if (q < 0) {
             // The string goes on in the next chunk; bsOdd now carries the backslash parity.
@@ -253,7 +294,12 @@ export class ScanMachine {
               this.enumOf = this.compile(t);
               this.beginString(M_ENUM, i, this.enumOf.maxRaw);
             } else if (t !== null && t.kind === "embedded") {
-              this.embed = new EmbeddedScan(new ScanMachine(t.inner, "", null, this.compiled));
+              const nested = this.scratch.child();
+              this.embed = new EmbeddedScan(
+                new ScanMachine(t.inner, "", null, {}, this.compiled, nested),
+                nested,
+                this.views,
+              );
               // A raw fallback collects the string's bytes too (up to its limit) while it is scanned.
               this.beginString(M_EMBED, i, this.fallbackLimit(t));
             } else if (t !== null && t.kind === "phrases") {
@@ -495,12 +541,11 @@ export class ScanMachine {
    * memchr per quote and a look back over the backslashes before it. Returns -1 when the
    * string goes on past the chunk, after recording the parity of its trailing backslashes.
    */
-  private findQuote(buf: Buffer, a: number): number {
+  private findQuote(buf: Buffer, a: number, n: number): number {
     let p = a;
     for (;;) {
       const q = buf.indexOf(QUOTE, p);
-      if (q < 0) {
-        const n = buf.length;
+      if (q < 0 || q >= n) {
         let k = n - 1;
         while (k >= a && buf[k] === BACKSLASH) k--;
         const run = n - 1 - k;
@@ -563,12 +608,17 @@ export class ScanMachine {
       this.over = true;
       return;
     }
-    if (need > this.carry.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2));
-      this.carry.copy(grown, 0, 0, this.carryLen);
-      this.carry = grown;
+    const sc = this.scratch;
+    if (need > sc.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, sc.carry.length * 2));
+      sc.carry.copy(grown, 0, 0, this.carryLen);
+      sc.carry = grown;
     }
-    buf.copy(this.carry, this.carryLen, a, b);
+    if (len <= SHORT_COPY) {
+      // Keys and numbers fed piece by piece by the nested scan: a loop beats Buffer#copy's call.
+      const dst = sc.carry;
+      for (let j = 0; j < len; j++) dst[this.carryLen + j] = buf[a + j] as number;
+    } else buf.copy(sc.carry, this.carryLen, a, b);
     this.carryLen = need;
   }
 
@@ -601,7 +651,7 @@ export class ScanMachine {
     let srcBase = this.base;
     if (this.carried) {
       this.collect(buf, a, q);
-      src = this.carry;
+      src = this.scratch.carry;
       from = 0;
       to = this.carryLen;
       srcBase = this.strStart;
@@ -623,10 +673,11 @@ export class ScanMachine {
     }
 
     if (mode === M_RAW) {
-      // A copy: the chunk (or the carry) is reused for the next bytes.
-      if (!this.over) this.store(rawBytes(src, from, to, false));
-      else if (!this.rawPrefix) this.store(WRONG["too-long"]);
-      else this.store(rawBytes(src, from, Math.min(to, from + this.strLimit), true));
+      // A copy: the chunk (or the carry) is reused for the next bytes; a view of a kept document.
+      const end = this.over ? Math.min(to, from + this.strLimit) : to;
+      if (this.over && !this.rawPrefix) this.store(WRONG["too-long"]);
+      else if (this.views && src === buf) this.store({ buf, start: from, end, truncated: this.over });
+      else this.store(rawBytes(src, from, end, this.over));
       return this.afterValue();
     }
 
@@ -647,9 +698,10 @@ export class ScanMachine {
   private embeddedRaw(buf: Buffer, a: number, q: number): RawBytes | undefined {
     if (this.carried) {
       this.collect(buf, a, q);
-      return this.over ? undefined : rawBytes(this.carry, 0, this.carryLen, false);
+      return this.over ? undefined : rawBytes(this.scratch.carry, 0, this.carryLen, false);
     }
-    return q - a > this.strLimit ? undefined : rawBytes(buf, a, q, false);
+    if (q - a > this.strLimit) return undefined;
+    return this.views ? { buf, start: a, end: q, truncated: false } : rawBytes(buf, a, q, false);
   }
 
   private matchKey(c: CompiledObject, src: Buffer, a: number, b: number, srcBase: number): number {
@@ -665,9 +717,10 @@ export class ScanMachine {
     let from = a;
     let len = b - a;
     if (escaped) {
-      if (this.keyScratch.length < len) this.keyScratch = Buffer.allocUnsafe(len);
-      len = unescapeKey(src, a, b, this.keyScratch, srcBase, this.path);
-      k = this.keyScratch;
+      const sc = this.scratch;
+      if (sc.key.length < len) sc.key = Buffer.allocUnsafe(len);
+      len = unescapeKey(src, a, b, sc.key, srcBase, this.path);
+      k = sc.key;
       from = 0;
     }
     const names = c.bytes;
@@ -691,7 +744,7 @@ export class ScanMachine {
     if (this.carried) {
       this.strLimit = MAX_NUMBER_BYTES;
       this.collect(buf, a, end);
-      v = this.over ? WRONG["too-long"] : Number(this.carry.toString("latin1", 0, this.carryLen));
+      v = this.over ? WRONG["too-long"] : Number(this.scratch.carry.toString("latin1", 0, this.carryLen));
     } else {
       v = end - a > MAX_NUMBER_BYTES ? WRONG["too-long"] : Number(buf.toString("latin1", a, end));
     }

@@ -37,10 +37,18 @@ export interface ScanFileOptions {
   /** Read size; the scanner holds two such buffers (one being scanned, one being read). Default 2 MiB. */
   readonly chunkBytes?: number;
   readonly skipper?: Skipper;
+  /**
+   * `raw` values of a file read whole (the small-file path, no wasm arena) may be views of the
+   * buffer it was read into instead of copies (MachineOptions.views): for a reader that lets go of
+   * the scanned value with the document. Other paths reuse their chunks and copy as always.
+   */
+  readonly views?: boolean;
 }
 
 export interface ScanBufferOptions {
   readonly skipper?: Skipper;
+  /** `raw` values may be views of `buf` (one chunk, no arena): the caller keeps it unchanged. */
+  readonly views?: boolean;
 }
 
 export const DEFAULT_CHUNK_BYTES = 2 * 1024 * 1024;
@@ -118,7 +126,7 @@ export async function scanFile<S extends Schema>(
   }
   // A chunk size below the file's asks for chunked reads (tests of chunk boundaries): async path.
   if (chunkBytes >= SYNC_READ_MAX_BYTES) {
-    const small = scanSmallFileSync(path, schema, opts.skipper ?? "auto");
+    const small = scanSmallFileSync(path, schema, opts.skipper ?? "auto", opts.views === true);
     if (small !== undefined) return small;
   }
   let fh: FileHandle;
@@ -195,6 +203,7 @@ function scanSmallFileSync<S extends Schema>(
   path: string,
   schema: S,
   skipper: Skipper,
+  views: boolean,
 ): ScanFileResult<Scanned<S>> | undefined {
   let fd: number;
   try {
@@ -204,7 +213,7 @@ function scanSmallFileSync<S extends Schema>(
   }
   let result: ScanFileResult<Scanned<S>> | undefined;
   try {
-    result = readSmallFd(fd, path, schema, skipper);
+    result = readSmallFd(fd, path, schema, skipper, views);
   } catch (err) {
     try {
       closeSync(fd);
@@ -229,6 +238,7 @@ function readSmallFd<S extends Schema>(
   path: string,
   schema: S,
   skipper: Skipper,
+  views: boolean,
 ): ScanFileResult<Scanned<S>> | undefined {
   const stat = (offset: number): BigIntStats => {
     try {
@@ -256,7 +266,8 @@ function readSmallFd<S extends Schema>(
   }
   const plan = chunkPlan(Number(before.size), buf.length, skipper);
   const arena = arenaFor(plan.skipper, buf.length, 1);
-  const machine = new ScanMachine(schema, path, arena?.skip ?? null);
+  // The buffer is this read's own: views of it live as long as the value (an arena slot is reused).
+  const machine = new ScanMachine(schema, path, arena?.skip ?? null, { views: views && arena === null });
   if (pos > 0) {
     if (arena === null) machine.feed(buf.subarray(0, pos));
     else {
@@ -295,7 +306,9 @@ export function scanBuffer<S extends Schema>(
   const skipper = opts.skipper ?? "auto";
   const useArena = skipper === "wasm" || (skipper === "auto" && buf.length >= BUFFER_WASM_MIN_BYTES);
   const arena = useArena ? arenaFor(skipper, Math.max(1, Math.min(buf.length, BUFFER_COPY_CHUNK)), 1) : null;
-  const machine = new ScanMachine(schema, "", arena?.skip ?? null);
+  const machine = new ScanMachine(schema, "", arena?.skip ?? null, {
+    views: opts.views === true && arena === null,
+  });
   if (arena === null) {
     if (buf.length > 0) {
       machine.feed(Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));

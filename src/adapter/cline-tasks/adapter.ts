@@ -115,7 +115,8 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
     if (root === undefined) return failed(source, "unknown-root", `${rootPath} is not a configured root`);
     let r: Awaited<ReturnType<typeof scanFile<typeof uiMessagesSchema>>>;
     try {
-      r = await scanFile(source.path, uiMessagesSchema);
+      // The scanned value is dropped once parsed: its raw bytes may be views of the file read.
+      r = await scanFile(source.path, uiMessagesSchema, { views: true });
     } catch (e) {
       if (!(e instanceof ScanError)) throw e;
       return scanFailed(source, e);
