@@ -23,8 +23,16 @@ import { decodeJsonString, unescapeKey } from "./decode.ts";
 import { EmbeddedScan } from "./embedded.ts";
 import { ScanError } from "./errors.ts";
 import { PhraseScan } from "./phrases.ts";
-import type { EmbeddedSchema, EnumSchema, ObjectSchema, RawBytes, Schema, WrongType } from "./schema.ts";
-import { WRONG } from "./schema.ts";
+import type {
+  CompiledFields,
+  EmbeddedSchema,
+  EnumSchema,
+  ObjectSchema,
+  RawBytes,
+  Schema,
+  WrongType,
+} from "./schema.ts";
+import { compileFields, WRONG } from "./schema.ts";
 
 // Parser states.
 const S_BOM = 0;
@@ -109,13 +117,7 @@ export interface MachineOptions {
 /** Marks "nothing to store" (a skipped value under an unknown key). */
 const NOTHING: unique symbol = Symbol("nothing");
 
-interface CompiledObject {
-  readonly names: readonly string[];
-  readonly bytes: readonly Uint8Array[];
-  readonly schemas: readonly Schema[];
-  /** Longest raw key that could still unescape to a field name (`\u00XX` is 6 bytes for 1). */
-  readonly maxRaw: number;
-}
+type CompiledObject = CompiledFields;
 
 // Classes rather than object literals: one stable hidden class per frame kind.
 class ObjFrame {
@@ -141,15 +143,6 @@ class ArrFrame {
 }
 
 type Frame = ObjFrame | ArrFrame;
-
-function compileObject(schema: ObjectSchema | EnumSchema): CompiledObject {
-  const names = schema.kind === "enum" ? [...schema.values] : Object.keys(schema.fields);
-  const bytes = names.map((n) => Buffer.from(n, "utf8"));
-  const schemas = schema.kind === "enum" ? [] : names.map((n) => schema.fields[n] as Schema);
-  let maxLen = 0;
-  for (const b of bytes) maxLen = Math.max(maxLen, b.length);
-  return { names, bytes, schemas, maxRaw: maxLen * 6 };
-}
 
 function setField(target: Record<string, unknown>, name: string, v: unknown): void {
   // A plain assignment to "__proto__" would set the prototype; JSON.parse makes an own property.
@@ -575,9 +568,11 @@ export class ScanMachine {
   }
 
   private compile(t: ObjectSchema | EnumSchema): CompiledObject {
+    // Built with the schema by obj()/oneOf(); a schema written as a literal is compiled once per scan.
+    if (t.compiled !== undefined) return t.compiled;
     let compiled = this.compiled.get(t);
     if (compiled === undefined) {
-      compiled = compileObject(t);
+      compiled = compileFields(t);
       this.compiled.set(t, compiled);
     }
     return compiled;

@@ -4,6 +4,7 @@ import {
   isWrongType,
   num,
   obj,
+  oneOf,
   type Scanned,
   str,
   WRONG,
@@ -16,10 +17,23 @@ describe("schema builders", () => {
     expect(str(7)).toEqual({ kind: "string", maxBytes: 7 });
     expect(num).toEqual({ kind: "number" });
     const o = obj({ a: num });
-    expect(o).toEqual({ kind: "object", fields: { a: num } });
+    expect(o).toMatchObject({ kind: "object", fields: { a: num } });
+    expect(Object.keys(o)).toEqual(["kind", "fields", "compiled"]);
     expect(arr(o)).toEqual({ kind: "array", items: o });
     expect(Object.isFrozen(o)).toBe(true);
     expect(Object.isFrozen(o.fields)).toBe(true);
+  });
+
+  it("compile the names the scanner matches once, with the schema", () => {
+    const o = obj({ id: num, é: num });
+    expect(o.compiled?.names).toEqual(["id", "é"]);
+    expect(o.compiled?.bytes.map((b) => Buffer.from(b).toString("utf8"))).toEqual(["id", "é"]);
+    expect(o.compiled?.schemas).toEqual([num, num]);
+    expect(o.compiled?.maxRaw).toBe(12); // "id" and "é" are 2 bytes; \u00XX is 6 bytes for 1
+    expect(Object.isFrozen(o.compiled)).toBe(true);
+    const e = oneOf(["user", "assistant"]);
+    expect(e.compiled?.names).toEqual(["user", "assistant"]);
+    expect(e.compiled?.schemas).toEqual([]);
   });
 
   it("copies fields, so mutating the input afterwards changes nothing", () => {
