@@ -9,9 +9,9 @@
 import { readHex4, simpleEscape } from "./decode.ts";
 import { BadEscape, crossInnerString, type InnerSkip } from "./embedded-skip.ts";
 import { ScanError } from "./errors.ts";
-import type { Scratch } from "./machine.ts";
 import type { PhraseScan } from "./phrases.ts";
 import { type RawBytes, WRONG, type WrongType } from "./schema.ts";
+import type { Scratch } from "./scratch.ts";
 
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;

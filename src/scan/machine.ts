@@ -33,6 +33,7 @@ import type {
   WrongType,
 } from "./schema.ts";
 import { compileFields, WRONG } from "./schema.ts";
+import { Scratch } from "./scratch.ts";
 
 // Parser states.
 const S_BOM = 0;
@@ -81,27 +82,6 @@ function rawBytes(src: Buffer, a: number, b: number, truncated: boolean): RawByt
   const buf = Buffer.allocUnsafe(b - a);
   src.copy(buf, 0, a, b);
   return { buf, start: 0, end: b - a, truncated };
-}
-
-/**
- * Buffers a machine reuses from one string to the next, allocated once per scan (a nested machine
- * is made per embedded text: thousands per document). The nested machines of one depth run one
- * after the other and keep no reference across feeds, so they share their depth's scratch.
- */
-export class Scratch {
-  /** A string's bytes collected across feeds (`collect`). */
-  carry = Buffer.allocUnsafe(256);
-  /** An escaped key, unescaped to be compared. */
-  key = Buffer.allocUnsafe(64);
-  /** The nested scan's unescaped bytes (embedded.ts). */
-  out = Buffer.allocUnsafe(256);
-  private nested: Scratch | null = null;
-
-  /** The scratch of the machines one embedding deeper. */
-  child(): Scratch {
-    this.nested ??= new Scratch();
-    return this.nested;
-  }
 }
 
 /** How a machine is set up besides its schema (the nested machines inherit the compiled schemas). */

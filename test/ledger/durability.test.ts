@@ -61,8 +61,9 @@ describe("ledger durability", () => {
     expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
     // v2: cline.client in every series key, the folded pass's position; v3: the outcome 'rejected',
-    // the report rollup and the file edits; v4: what Cline delivered in the rollup (src/ledger/schema.ts).
-    expect(SCHEMA_VERSION).toBe(4);
+    // the report rollup and the file edits; v4: what Cline delivered in the rollup; v5: an edit row without
+    // its call key (src/ledger/schema.ts).
+    expect(SCHEMA_VERSION).toBe(5);
   });
 
   it("a full disk mid-commit leaves the ledger consistent; the same source commits whole later", () => {

@@ -1,0 +1,22 @@
+/** Scratch buffers shared by a scan's machines (machine.ts) and its nested scans (embedded.ts). */
+
+/**
+ * Buffers a machine reuses from one string to the next, allocated once per scan (a nested machine
+ * is made per embedded text: thousands per document). The nested machines of one depth run one
+ * after the other and keep no reference across feeds, so they share their depth's scratch.
+ */
+export class Scratch {
+  /** A string's bytes collected across feeds (`collect`). */
+  carry = Buffer.allocUnsafe(256);
+  /** An escaped key, unescaped to be compared. */
+  key = Buffer.allocUnsafe(64);
+  /** The nested scan's unescaped bytes (embedded.ts). */
+  out = Buffer.allocUnsafe(256);
+  private nested: Scratch | null = null;
+
+  /** The scratch of the machines one embedding deeper. */
+  child(): Scratch {
+    this.nested ??= new Scratch();
+    return this.nested;
+  }
+}
