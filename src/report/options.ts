@@ -7,7 +7,7 @@ import { ConfigError } from "../config/parse.ts";
 import type { GroupDim, SortKey } from "./dims.ts";
 import { type Bound, parseTimeArg, TIME_ARG_HELP } from "./time/parse.ts";
 import { PERIODS, type Period, periodAt } from "./time/periods.ts";
-import { formatWall, localZoneName, type Zone, zoneNamed } from "./time/zone.ts";
+import { formatWall, localZone, type Zone, zoneNamed } from "./time/zone.ts";
 
 /** What `report` with none of --by, --since, --until shows: the last 30 days by day. */
 export const DEFAULT_VIEW_DAYS = 30;
@@ -57,11 +57,10 @@ function timeFlag(flag: string, text: string, bound: Bound, nowMs: number, zone:
 }
 
 export function resolveReportView(f: ReportFlags, nowMs: number): ReportView {
-  const zoneName = f.timezone ?? localZoneName();
-  const zone = zoneNamed(zoneName);
+  const zone = f.timezone === undefined ? localZone() : zoneNamed(f.timezone);
   if (zone === undefined)
     fail(
-      `--timezone: unknown time zone ${JSON.stringify(zoneName)}; it accepts an IANA name such as Europe/Berlin, America/New_York or UTC`,
+      `--timezone: unknown time zone ${JSON.stringify(f.timezone)}; it accepts an IANA name such as Europe/Berlin, America/New_York or UTC`,
     );
   if (f.json && f.csv) fail("--csv: cannot be combined with --json; pick one output format");
   let top: number | undefined;

@@ -2,7 +2,7 @@ import { computeCost, lookupPrice, type PriceTable } from "../cost/lookup.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { GroupDim, SortKey } from "./dims.ts";
 import { type GroupedQuery, groupedQuery, type Row } from "./query.ts";
-import { localZoneName, type Zone, zoneNamed } from "./time/zone.ts";
+import { localZone, type Zone } from "./time/zone.ts";
 
 export { GROUP_DIMS } from "./dims.ts";
 
@@ -322,7 +322,7 @@ export function buildReportWithoutPrices(
 
 function build(ledger: Ledger, by: readonly GroupDim[], prices: Prices, opts: ReportOptions): Report {
   const dims = [...new Set(by)];
-  const zone = opts.zone ?? (zoneNamed(localZoneName()) as Zone);
+  const zone = opts.zone ?? localZone();
   const query = groupedQuery(
     ledger.report,
     opts.fromMs ?? Number.MIN_SAFE_INTEGER,

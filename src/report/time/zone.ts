@@ -1,8 +1,11 @@
 /**
  * IANA time zones through Intl, with no dependency: the wall-clock time of an instant, and the
  * instant of a wall-clock time. SQLite knows only UTC and the machine's zone, so `report` groups
- * in UTC buckets and labels them here (see ../buckets.ts).
+ * in UTC buckets and labels them here (see ../buckets.ts). The machine's own zone is read from
+ * `Date` where its name is known without Intl (localZone): the first Intl formatter of a process
+ * costs ~18 ms of ICU start-up, 3 % of an idle `report` (docs/performance.md).
  */
+import { readlinkSync } from "node:fs";
 
 /** A calendar date in some zone (month and day 1-based). */
 export interface LocalDate {
@@ -18,15 +21,20 @@ export interface WallTime extends LocalDate {
 }
 
 /**
- * A resolved zone: its name, the one formatter every conversion is checked against, and the
- * offsets already asked of it (see offsetMs): formatToParts costs ~10-30 µs a call, and a report
- * labels thousands of 15-minute buckets.
+ * A resolved zone: its name, where its offsets come from (`shownOffset`: what its clocks show at a
+ * whole second, uncached), and the offsets already asked of it (see offsetMs): formatToParts costs
+ * ~10-30 µs a call, and a report labels thousands of 15-minute buckets.
  */
 export interface Zone {
   readonly name: string;
-  readonly format: Intl.DateTimeFormat;
+  readonly shownOffset: (whole: number) => number;
   /** The zone's offsets by SLOT_MS-long UTC slot, as far as already computed. */
   readonly slots: Map<number, SlotOffsets>;
+}
+
+/** A zone read through Intl: any IANA name; `format` is the reference every conversion matches. */
+export interface IntlZone extends Zone {
+  readonly format: Intl.DateTimeFormat;
 }
 
 /** A slot's offset before `changeAt` and from it on (the same when the slot has no transition). */
@@ -47,7 +55,7 @@ const DAY_MS = 86_400_000;
 export const SLOT_MS = 6 * 3_600_000;
 
 /** The zone named `name` (an IANA name such as `Europe/Berlin`, or `UTC`), or undefined if unknown. */
-export function zoneNamed(name: string): Zone | undefined {
+export function zoneNamed(name: string): IntlZone | undefined {
   let format: Intl.DateTimeFormat;
   try {
     format = new Intl.DateTimeFormat("en-US", {
@@ -65,21 +73,111 @@ export function zoneNamed(name: string): Zone | undefined {
     throw e;
   }
   // The name as given (validated): Intl's canonical form can be a legacy alias (Asia/Calcutta).
-  return { name, format, slots: new Map() };
+  const zone: IntlZone = {
+    name,
+    format,
+    slots: new Map(),
+    shownOffset: (whole) => wallAsUtc(formattedWallTime(zone, whole)) - whole,
+  };
+  return zone;
+}
+
+/**
+ * The process's own zone as `Date` shows it (V8 reads it from the same ICU data and the same TZ or
+ * /etc/localtime as Intl does, with no formatter): valid only for the zone the process runs in.
+ */
+export function processZone(name: string): Zone {
+  // From the local fields, not getTimezoneOffset(): its minutes are fractional for the local mean
+  // times of odd seconds (St. John's until 1935: -3:30:52), and times 60,000 not exact.
+  const shownOffset = (whole: number): number => {
+    const d = new Date(whole);
+    return (
+      Date.UTC(d.getFullYear(), d.getMonth(), d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()) -
+      whole
+    );
+  };
+  return { name, slots: new Map(), shownOffset };
+}
+
+/** Names Intl shows as `UTC` (kept so: a report's output names the zone). */
+const UTC_ALIASES = new Set([
+  "Etc/UTC",
+  "Etc/UCT",
+  "Etc/Universal",
+  "Etc/Zulu",
+  "Etc/GMT",
+  "Etc/GMT0",
+  "Etc/GMT+0",
+  "Etc/GMT-0",
+  "Etc/Greenwich",
+  "UTC",
+  "UCT",
+  "Universal",
+  "Zulu",
+  "GMT",
+  "GMT0",
+  "GMT+0",
+  "GMT-0",
+  "Greenwich",
+]);
+
+/**
+ * The zone name of a /etc/localtime link target (`/usr/share/zoneinfo/Europe/Berlin`, macOS
+ * `/var/db/timezone/zoneinfo/Europe/Berlin`), as ICU itself derives the machine's zone from it;
+ * undefined when the target is not under a `zoneinfo/` directory.
+ */
+export function linkedZoneName(target: string): string | undefined {
+  const at = target.lastIndexOf("/zoneinfo/");
+  if (at < 0) return undefined;
+  const name = target.slice(at + "/zoneinfo/".length);
+  if (
+    !/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name) ||
+    name.startsWith("posix/") ||
+    name.startsWith("right/")
+  )
+    return undefined;
+  return UTC_ALIASES.has(name) ? "UTC" : name;
+}
+
+/** Where the machine's zone is linked (the dependency of localZone, injectable for tests). */
+export interface LocalZoneSources {
+  readonly env: NodeJS.ProcessEnv;
+  /** The /etc/localtime link's target, or undefined (no link: a copied file, Windows). */
+  readonly localtimeLink: () => string | undefined;
+}
+
+function readLocaltimeLink(): string | undefined {
+  try {
+    return readlinkSync("/etc/localtime");
+  } catch {
+    // No link (absent, a plain copy, Windows): Intl resolves the zone instead, nothing is lost.
+    return undefined;
+  }
 }
 
 /**
  * The machine's zone: TZ when it names a zone (as typed: Intl would turn Asia/Kolkata into its
- * legacy alias Asia/Calcutta), otherwise what Intl resolves.
+ * legacy alias Asia/Calcutta); with no TZ, the zone /etc/localtime links to, read from `Date`
+ * (no Intl start-up); otherwise what Intl resolves.
  */
-export function localZoneName(env: NodeJS.ProcessEnv = process.env): string {
-  const tz = env.TZ?.trim();
-  if (tz && zoneNamed(tz) !== undefined) return tz;
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+export function localZone(
+  src: LocalZoneSources = { env: process.env, localtimeLink: readLocaltimeLink },
+): Zone {
+  const tz = src.env.TZ?.trim();
+  if (tz) {
+    const z = zoneNamed(tz);
+    if (z !== undefined) return z;
+  } else if (tz === undefined) {
+    const target = src.localtimeLink();
+    const name = target === undefined ? undefined : linkedZoneName(target);
+    if (name !== undefined) return processZone(name);
+  }
+  const resolved = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return zoneNamed(resolved) ?? (zoneNamed("UTC") as IntlZone);
 }
 
 /** The wall-clock time of instant `ms` in `zone` (to the second), from Intl itself: the reference. */
-export function formattedWallTime(zone: Zone, ms: number): WallTime {
+export function formattedWallTime(zone: IntlZone, ms: number): WallTime {
   const p: Record<string, number> = {};
   for (const part of zone.format.formatToParts(ms)) {
     if (part.type !== "literal") p[part.type] = Number(part.value);
@@ -111,23 +209,18 @@ function wallAsUtc(w: WallTime): number {
   return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
 }
 
-/** The offset Intl shows at whole second `whole`. */
-function formattedOffset(zone: Zone, whole: number): number {
-  return wallAsUtc(formattedWallTime(zone, whole)) - whole;
-}
-
 function slotOffsets(zone: Zone, slot: number): SlotOffsets {
   const first = slot * SLOT_MS;
   const last = first + SLOT_MS - 1000;
-  const before = formattedOffset(zone, first);
-  const after = formattedOffset(zone, last);
+  const before = zone.shownOffset(first);
+  const after = zone.shownOffset(last);
   if (before === after) return { before, changeAt: Number.POSITIVE_INFINITY, after };
   // The first second showing `after`: in (first, last].
   let lo = first;
   let hi = last;
   while (hi - lo > 1000) {
     const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
-    if (formattedOffset(zone, mid) === after) hi = mid;
+    if (zone.shownOffset(mid) === after) hi = mid;
     else lo = mid;
   }
   return { before, changeAt: hi, after };

@@ -1,17 +1,21 @@
 import { describe, expect, it } from "vitest";
 import {
   addDays,
+  formattedWallTime,
   formatWall,
+  type IntlZone,
   instantOf,
   isoWeekday,
+  linkedZoneName,
+  localZone,
   offsetMs,
+  processZone,
   startOfDay,
   wallTime,
-  type Zone,
   zoneNamed,
 } from "../../../src/report/time/zone.ts";
 
-const z = (name: string): Zone => {
+const z = (name: string): IntlZone => {
   const zone = zoneNamed(name);
   if (zone === undefined) throw new Error(`no zone ${name}`);
   return zone;
@@ -114,11 +118,10 @@ describe("offsets cached per six-hour slot (one Intl call per slot, not per inst
     "Antarctica/Troll",
     "UTC",
   ];
-  const fresh = (name: string): Zone => z(name);
+  const fresh = (name: string): IntlZone => z(name);
 
   it("gives Intl's own wall time for any instant, 1900 to 2100, in every zone", async () => {
     const fc = await import("fast-check");
-    const { formattedWallTime } = await import("../../../src/report/time/zone.ts");
     const from = utc("1900-01-01T00:00:00Z");
     const to = utc("2100-01-01T00:00:00Z");
     for (const name of ZONES) {
@@ -133,7 +136,6 @@ describe("offsets cached per six-hour slot (one Intl call per slot, not per inst
   });
 
   it("is exact at every second around every transition of 2026 and of the 1940s-70s", async () => {
-    const { formattedWallTime } = await import("../../../src/report/time/zone.ts");
     for (const name of ZONES) {
       const zone = fresh(name);
       for (const [start, end] of [
@@ -174,5 +176,91 @@ describe("offsets cached per six-hour slot (one Intl call per slot, not per inst
       wallTime(zone, t + 15 * 60_000 - 1);
     }
     expect(calls).toBeLessThanOrEqual(2 * 30 * 4 + 20); // two per slot, plus a bisection for the DST change
+  });
+});
+
+describe("the machine's zone (localZone)", () => {
+  const link = (target: string | undefined) => () => target;
+
+  it("names the zone a /etc/localtime link points to, as ICU does, UTC's aliases as UTC", () => {
+    expect(linkedZoneName("/usr/share/zoneinfo/Europe/Berlin")).toBe("Europe/Berlin");
+    expect(linkedZoneName("../usr/share/zoneinfo/America/Argentina/Buenos_Aires")).toBe(
+      "America/Argentina/Buenos_Aires",
+    );
+    expect(linkedZoneName("/var/db/timezone/zoneinfo/Asia/Kolkata")).toBe("Asia/Kolkata");
+    expect(linkedZoneName("/usr/share/zoneinfo/Etc/UTC")).toBe("UTC");
+    expect(linkedZoneName("/usr/share/zoneinfo/Etc/GMT+5")).toBe("Etc/GMT+5");
+    expect(linkedZoneName("/usr/share/zoneinfo/posix/Europe/Berlin")).toBeUndefined();
+    expect(linkedZoneName("/etc/some-file")).toBeUndefined();
+    expect(linkedZoneName("/usr/share/zoneinfo/")).toBeUndefined();
+  });
+
+  it("names the UTC aliases as Intl does", () => {
+    for (const alias of ["Etc/UTC", "Etc/GMT", "UCT", "Zulu", "Etc/Universal", "GMT0", "Greenwich"]) {
+      expect(z(alias).format.resolvedOptions().timeZone).toBe("UTC");
+      expect(linkedZoneName(`/usr/share/zoneinfo/${alias}`)).toBe("UTC");
+    }
+  });
+
+  it("takes TZ as typed; with no TZ the linked zone without any Intl formatter; else Intl's", () => {
+    expect(
+      localZone({ env: { TZ: "Asia/Kolkata" }, localtimeLink: link("/usr/share/zoneinfo/UTC") }).name,
+    ).toBe("Asia/Kolkata");
+    const real = Intl.DateTimeFormat;
+    try {
+      // Any formatter would be the ~18 ms ICU start-up the linked zone exists to avoid.
+      (Intl as { DateTimeFormat: unknown }).DateTimeFormat = () => {
+        throw new Error("Intl.DateTimeFormat was called");
+      };
+      const zone = localZone({ env: {}, localtimeLink: link("/usr/share/zoneinfo/Etc/UTC") });
+      expect(zone.name).toBe("UTC");
+      expect(formatWall(zone, utc("2026-06-01T10:20:00Z"))).toBe(
+        // The process's own zone, whatever the machine's: the link stands for it.
+        formatWall(processZone("x"), utc("2026-06-01T10:20:00Z")),
+      );
+    } finally {
+      (Intl as { DateTimeFormat: unknown }).DateTimeFormat = real;
+    }
+    const resolved = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    expect(localZone({ env: {}, localtimeLink: link(undefined) }).name).toBe(resolved);
+    expect(
+      localZone({ env: { TZ: "Mars/Olympus" }, localtimeLink: link("/usr/share/zoneinfo/UTC") }).name,
+    ).toBe(resolved);
+  });
+
+  it("shows the same wall time as Intl for its zone, 1900 to 2100 and at every 2026 transition", async () => {
+    const fc = await import("fast-check");
+    const saved = process.env.TZ;
+    try {
+      for (const name of [
+        "Europe/Berlin",
+        "America/St_Johns",
+        "Australia/Lord_Howe",
+        "Africa/Monrovia",
+        "UTC",
+      ]) {
+        // Node resets V8's zone when TZ is assigned: Date then shows `name`, as with a link to it.
+        process.env.TZ = name;
+        const zone = processZone(name);
+        const reference = z(name);
+        fc.assert(
+          fc.property(
+            fc.integer({ min: utc("1900-01-01T00:00:00Z"), max: utc("2100-01-01T00:00:00Z") }),
+            (ms) => {
+              expect(wallTime(zone, ms)).toEqual(formattedWallTime(reference, ms));
+            },
+          ),
+          { numRuns: 300 },
+        );
+        for (let t = utc("2026-01-01T00:00:00Z"); t < utc("2027-01-01T00:00:00Z"); t += H) {
+          if (offsetMs(reference, t) === offsetMs(reference, t + H)) continue;
+          for (let s = t; s <= t + H; s += 1000)
+            expect(wallTime(zone, s)).toEqual(formattedWallTime(reference, s));
+        }
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+    }
   });
 });
