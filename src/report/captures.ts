@@ -12,6 +12,7 @@
  */
 import { isCompactionSummarizerCapture } from "../adapter/cline/captures/summarizer.ts";
 import type { CaptureRow } from "../ledger/ledger.ts";
+import { groupedInteger } from "./numbers.ts";
 
 /** Pipeline order of Cline's capture stages; any other stage follows, alphabetically. */
 export const STAGE_ORDER: readonly string[] = ["pre_build_for_api", "ai_sdk_prompt", "wire_request"];
@@ -295,7 +296,7 @@ export function buildCapturesReport(rows: readonly CaptureRow[]): CapturesReport
 }
 
 function fmt(n: number): string {
-  return n.toLocaleString("en-US");
+  return Number.isInteger(n) ? groupedInteger(n) : n.toLocaleString("en-US");
 }
 
 function signed(n: number | null): string {

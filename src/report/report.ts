@@ -1,6 +1,7 @@
 import { computeCost, lookupPrice, type PriceTable } from "../cost/lookup.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { GroupDim, SortKey } from "./dims.ts";
+import { groupedInteger } from "./numbers.ts";
 import { type GroupedQuery, groupedQuery, type Row } from "./query.ts";
 import { localZone, type Zone } from "./time/zone.ts";
 
@@ -410,7 +411,7 @@ function cell(n: Numbers, k: Column): string {
 
 function fmt(n: number): string {
   return Number.isInteger(n)
-    ? n.toLocaleString("en-US")
+    ? groupedInteger(n)
     : n.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 }
 
