@@ -87,7 +87,8 @@ export function createClineAdapter(
         found = q;
         // Only now, from what this quiet discovery matched: the checkpoints it loaded (committed
         // before this pass) and their token, read before anything of this pass is committed.
-        if (facts !== undefined && docStats !== undefined && known !== undefined && listed.size === 0) {
+        const some = docs.length > 0 && listed.size === 0;
+        if (some && facts !== undefined && docStats !== undefined && known !== undefined) {
           snapshot = encodeQuietTree(sessionsDir, facts, docs, docStats, {
             indexMark: q.indexMark,
             problems: q.problems,

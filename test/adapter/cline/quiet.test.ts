@@ -19,7 +19,8 @@ import {
 } from "../../../src/adapter/cline/index-db.ts";
 import { resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
 import { QUIET_SCOPE, quietEntry, UNBUILT_HINT, walkShaped } from "../../../src/adapter/cline/quiet.ts";
-import type { ListingStore } from "../../../src/adapter/listings.ts";
+import { QUIET_TREE_SCOPE } from "../../../src/adapter/cline/quiet-tree.ts";
+import { type ListingStore, loadListing } from "../../../src/adapter/listings.ts";
 import type { Source, SourceCheckpoint } from "../../../src/adapter/types.ts";
 import { runPass } from "../../../src/collector/pass.ts";
 import { Ledger } from "../../../src/ledger/ledger.ts";
@@ -58,22 +59,70 @@ const paths = () => resolveClinePaths({}, {}, tree.home);
 /** A process 20 s after the files last changed: listings and index marks are confirmed. */
 const later = () => Date.now() + 20_000;
 
-/** One `report`-like process: a fresh adapter over the ledger's store, one pass; counts index reads. */
-async function pass() {
-  const ledger = Ledger.open(state);
+/**
+ * One `report`-like process: a fresh adapter over the ledger's store, one pass; counts index reads,
+ * loads of the checkpoints and the listing scopes loaded whole. `snapshot: false`: the quiet-tree
+ * snapshot (quiet-tree.ts) is dropped first, so the pass takes the quiet discovery's path.
+ */
+async function pass(opts: { readonly snapshot?: boolean } = {}) {
+  const ledger = Ledger.open(state, ledgerOpts);
   try {
+    const store = ledger.listings as ListingStore;
+    if (opts.snapshot === false) store.save(QUIET_TREE_SCOPE, new Map(), [tree.sessionsDir]);
     let indexReads = 0;
     const read = (d: string): Promise<IndexReadResult> => {
       indexReads++;
       return readSessionIndex(d);
     };
-    const adapter = createClineAdapter(paths(), cachedIndexReader(read), ledger.listings, later);
+    let checkpointLoads = 0;
+    const known = ledger.knownCheckpoints.bind(ledger);
+    ledger.knownCheckpoints = () => {
+      const k = known();
+      return {
+        all: () => {
+          checkpointLoads++;
+          return k.all();
+        },
+        token: k.token,
+      };
+    };
+    const scopes: string[] = [];
+    const counting: ListingStore = {
+      load: (scope) => {
+        scopes.push(scope);
+        return store.load(scope);
+      },
+      loadOne: (scope, path) => loadListing(store, scope, path),
+      save: (scope, put, drop) => store.save(scope, put, drop),
+    };
+    const adapter = createClineAdapter(paths(), cachedIndexReader(read), counting, later);
     const r = await runPass(adapter, ledger);
     const events = [...ledger.iterateEvents()].map((e) => `${e.source_path}|${e.project}|${e.message_id}`);
-    return { r, indexReads, events: events.sort() };
+    // The snapshot answered: nothing loaded whole, no checkpoint, no listing.
+    const snapshot = checkpointLoads === 0 && scopes.length === 0 && r.sources > 0;
+    return { r, indexReads, events: events.sort(), checkpointLoads, scopes, snapshot };
   } finally {
     ledger.close();
   }
+}
+
+/** Ledger.open's options for every pass of a test (a fixed clock: every commit in one millisecond). */
+let ledgerOpts: { readonly now?: () => number } = {};
+beforeEach(() => {
+  ledgerOpts = {};
+});
+
+/** Two passes (the second the quiet discovery, which writes the snapshot), then the snapshot's. */
+async function settle(mode: "quiet" | "snapshot") {
+  await pass();
+  const quiet = await pass();
+  expect(quiet.indexReads).toBe(0);
+  expect(quiet.snapshot).toBe(false);
+  if (mode === "quiet") return quiet;
+  const snap = await pass();
+  expect(snap.snapshot).toBe(true);
+  expect(snap.r).toMatchObject({ sources: quiet.r.sources, read: 0, unchanged: quiet.r.sources, failed: 0 });
+  return snap;
 }
 
 /** Rewrites the file in place (the folder does not change), its mtime moved on. */
@@ -165,12 +214,12 @@ describe("the quiet discovery", () => {
     ["a document renamed onto a new name", () => renameSync(doc("s2", "a1"), doc("s2", "a9")), 1, []],
   ];
   for (const [what, change, read, added] of changes) {
-    it(`finds ${what} in the same pass`, async () => {
-      await pass();
-      const idle = await pass();
-      expect(idle.indexReads).toBe(0);
+    for (const mode of ["quiet", "snapshot"] as const) {
+    it(`finds ${what} in the same pass (after the ${mode} discovery's)`, async () => {
+      const idle = await settle(mode);
       change();
-      const r = await pass();
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.snapshot).toBe(false);
       expect(r.r.read).toBe(read);
       const newEvents = r.events
         .filter((e) => !idle.events.includes(e))
@@ -180,34 +229,42 @@ describe("the quiet discovery", () => {
       const after = await pass();
       expect(after.r.read).toBe(0);
       expect(after.indexReads).toBe(0);
+      expect((await pass()).snapshot).toBe(true);
     });
+    }
   }
 
-  it("a deleted document is no source any more, and its index row is reported from then on", async () => {
-    await pass();
-    await pass();
+  for (const mode of ["quiet", "snapshot"] as const) {
+  it(`a deleted document is no source any more, and its index row is reported from then on (${mode})`, async () => {
+    await settle(mode);
     rmSync(doc("s2", "a1"));
     const unusable = (r: Awaited<ReturnType<typeof pass>>) =>
       r.r.problems.filter((p) => p.code === "index-path-unusable").map((p) => p.path);
-    const r = await pass();
+    const r = await pass({ snapshot: mode === "snapshot" });
     expect(r.r.sources).toBe(3);
     expect(unusable(r)).toEqual([doc("s2", "a1")]);
     const again = await pass();
     expect(again.indexReads).toBe(0);
     expect(again.r.sources).toBe(3);
     expect(unusable(again)).toEqual([doc("s2", "a1")]);
+    // And from the snapshot the same problems.
+    const snap = await pass();
+    expect(snap.snapshot).toBe(true);
+    expect(snap.r.sources).toBe(3);
+    expect(snap.r.problems).toEqual(again.r.problems);
   });
 
-  it("an index that changed (a session's cwd) is read again", async () => {
-    await pass();
-    expect((await pass()).indexReads).toBe(0);
+  it(`an index that changed (a session's cwd) is read again (${mode})`, async () => {
+    await settle(mode);
     const db = new Database(join(tree.dbDir, "sessions.db"));
     db.prepare("UPDATE sessions SET cwd = '/moved' WHERE session_id = 's1'").run();
     db.close();
-    const r = await pass();
+    const r = await pass({ snapshot: mode === "snapshot" });
+    expect(r.snapshot).toBe(false);
     expect(r.indexReads).toBe(1);
     expect(r.r.read).toBe(0);
   });
+  }
 
   it("a quiet source read after all gets the full discovery's hint", async () => {
     await pass();
