@@ -3,7 +3,17 @@
  * and builds no hint, and every change of a document, a folder or the index is still found in the
  * same pass, read with the hint the full discovery gives it.
  */
-import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -20,6 +30,7 @@ import {
 import { resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
 import { QUIET_SCOPE, quietEntry, UNBUILT_HINT, walkShaped } from "../../../src/adapter/cline/quiet.ts";
 import { QUIET_TREE_SCOPE } from "../../../src/adapter/cline/quiet-tree.ts";
+import { CLINE_ADAPTER_ID } from "../../../src/adapter/cline/types.ts";
 import { type ListingStore, loadListing } from "../../../src/adapter/listings.ts";
 import type { Source, SourceCheckpoint } from "../../../src/adapter/types.ts";
 import { runPass } from "../../../src/collector/pass.ts";
@@ -403,5 +414,138 @@ describe("a stored entry the index no longer matches", () => {
     } finally {
       ledger.close();
     }
+  });
+});
+
+describe("the quiet-tree snapshot (quiet-tree.ts) and the checkpoints it vouches for", () => {
+  /** A pass as the daemon's loop runs it: discovery without the checkpoints, so no snapshot is used or dropped. */
+  async function daemonPass() {
+    const ledger = Ledger.open(state, ledgerOpts);
+    try {
+      const a = createClineAdapter(paths(), undefined, ledger.listings, later);
+      return await runPass({ ...a, discover: () => a.discover() }, ledger);
+    } finally {
+      ledger.close();
+    }
+  }
+
+  it("a checkpoint deleted after the snapshot (another process): the document is read again", async () => {
+    await settle("snapshot");
+    const ledger = Ledger.open(state);
+    try {
+      const live = new Set([...ledger.allCheckpoints().keys()].filter((p) => p !== doc("s1")));
+      expect(ledger.pruneCheckpoints(CLINE_ADAPTER_ID, live, [])).toBe(1);
+    } finally {
+      ledger.close();
+    }
+    const r = await pass();
+    expect(r.snapshot).toBe(false);
+    expect(r.r.read).toBe(1);
+    expect(r.r.eventsAdded).toBe(0);
+    expect((await pass()).snapshot).toBe(false);
+    expect((await pass()).snapshot).toBe(true);
+  });
+
+  it("a checkpoint re-put in the same millisecond with another fingerprint, the file then restored: read again", async () => {
+    // Every commit in one millisecond: `updated_ms` cannot tell the re-put; its fingerprint must.
+    ledgerOpts = { now: () => 1_796_000_000_000 };
+    const original = readFileSync(doc("s1"));
+    const t0 = 1_790_000_000;
+    utimesSync(doc("s1"), t0, t0);
+    await settle("snapshot");
+    // Another process (the daemon) reads a rewrite of the same size, in place...
+    const text = original.toString().replace('"id": "m1"', '"id": "m5"');
+    expect(text).not.toBe(original.toString());
+    expect(text.length).toBe(original.length);
+    rewrite(doc("s1"), text);
+    expect((await daemonPass()).read).toBe(1);
+    // ...and the file is put back as it was (same inode, size and mtime; a backup restored).
+    writeFileSync(doc("s1"), original);
+    utimesSync(doc("s1"), t0, t0);
+    const r = await pass();
+    expect(r.snapshot).toBe(false);
+    // The checkpoint is the rewrite's: the restored file differs from it, and is read again.
+    expect(r.r.read).toBe(1);
+  });
+
+  it("the token: a delete, a put of another fingerprint or in another millisecond change it; the same put does not", () => {
+    const ledger = Ledger.open(state);
+    try {
+      const cp = (size: number, mtimeNs = "1796000000000000000", ino = 7) => ({
+        path: "/x/a.messages.json",
+        size,
+        mtimeNs,
+        ino,
+        dev: 1,
+      });
+      const put = (c: SourceCheckpoint, at: number, adapter = CLINE_ADAPTER_ID) =>
+        (ledger as unknown as { transaction<T>(f: () => T): T }).transaction(() =>
+          (
+            ledger as unknown as { checkpoints: { put(c: SourceCheckpoint, a: string, n: number): void } }
+          ).checkpoints.put(c, adapter, at),
+        );
+      const token = () => ledger.knownCheckpoints().token(CLINE_ADAPTER_ID);
+      const empty = token();
+      put(cp(10), 5);
+      const one = token();
+      expect(one).not.toBe(empty);
+      put(cp(10), 5);
+      expect(token()).toBe(one);
+      for (const c of [cp(11), cp(10, "1796000000000000001"), cp(10, undefined, 8)]) {
+        put(c, 5);
+        expect(token(), JSON.stringify(c)).not.toBe(one);
+        put(cp(10), 5);
+        expect(token()).toBe(one);
+      }
+      put(cp(10), 6);
+      expect(token()).not.toBe(one);
+      put(cp(10), 5);
+      put({ ...cp(10), path: "/y/b.messages.json" }, 5, "other-adapter");
+      expect(token()).toBe(one);
+      ledger.pruneCheckpoints(CLINE_ADAPTER_ID, new Set(), []);
+      expect(token()).toBe(empty);
+    } finally {
+      ledger.close();
+    }
+  });
+
+  it("a HOME without sessions over a full ledger loads no checkpoint and no folder listing", async () => {
+    await settle("snapshot");
+    const empty = resolveClinePaths({}, {}, join(dir, "empty-home"));
+    for (let i = 0; i < 2; i++) {
+      const ledger = Ledger.open(state);
+      try {
+        let loads = 0;
+        const known = ledger.knownCheckpoints.bind(ledger);
+        ledger.knownCheckpoints = () => {
+          const k = known();
+          return { all: () => (loads++, k.all()), token: k.token };
+        };
+        const store = ledger.listings as ListingStore;
+        const scopes: string[] = [];
+        const counting: ListingStore = {
+          load: (scope) => (scopes.push(scope), store.load(scope)),
+          loadOne: (scope, path) => loadListing(store, scope, path),
+          save: (scope, put, drop) => store.save(scope, put, drop),
+        };
+        const r = await runPass(createClineAdapter(empty, undefined, counting, later), ledger);
+        expect(r.sources).toBe(0);
+        expect(loads).toBe(0);
+        expect(scopes.filter((s) => s !== QUIET_SCOPE)).toEqual([]);
+      } finally {
+        ledger.close();
+      }
+    }
+    // The tree's own snapshot is still there.
+    expect((await pass()).snapshot).toBe(true);
+  });
+
+  it("no snapshot for a tree with a symlink in the sessions dir", async () => {
+    symlinkSync(join(dir, "nowhere"), join(tree.sessionsDir, "dangling"));
+    await pass();
+    await pass();
+    const third = await pass();
+    expect(third.r.read).toBe(0);
+    expect(third.snapshot).toBe(false);
   });
 });
