@@ -1,4 +1,11 @@
-import type { Adapter, Observation, Problem, Source, SourceCheckpoint, SourceListing } from "../adapter/types.ts";
+import type {
+  Adapter,
+  Observation,
+  Problem,
+  Source,
+  SourceCheckpoint,
+  SourceListing,
+} from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 

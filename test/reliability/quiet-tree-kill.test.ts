@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { messagesDoc, makeTree, type Tree } from "../helpers/cline-tree.ts";
+import { makeTree, messagesDoc, type Tree } from "../helpers/cline-tree.ts";
 
 const CHILD = join(import.meta.dirname, "quiet-tree-kill-child.ts");
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
@@ -33,7 +33,9 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 type Result = { read: number; unchanged: number; sources: number } | "killed";
 
 function pass(dieAt = "never"): Result {
-  const r = spawnSync(process.execPath, ["--import", TSX, CHILD, tree.home, state, dieAt], { encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["--import", TSX, CHILD, tree.home, state, dieAt], {
+    encoding: "utf8",
+  });
   if (r.signal === "SIGKILL") return "killed";
   if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Result;
@@ -55,7 +57,15 @@ async function events(): Promise<string[]> {
 /** s1 grown by a message, in place (its folder unchanged), its mtime moved on. */
 function grow(): void {
   const p = join(tree.sessionsDir, "s1", "s1.messages.json");
-  writeFileSync(p, JSON.stringify(messagesDoc("s1", "lead", [{ id: "m1", metrics: M(1) }, { id: "m2", metrics: M(9) }])));
+  writeFileSync(
+    p,
+    JSON.stringify(
+      messagesDoc("s1", "lead", [
+        { id: "m1", metrics: M(1) },
+        { id: "m2", metrics: M(9) },
+      ]),
+    ),
+  );
   const t = Date.now() / 1000 + 5;
   utimesSync(p, t, t);
 }

@@ -117,7 +117,10 @@ export function createClineAdapter(
       // stats or token no longer match anyway).
       if (listings !== undefined && (snapshot !== undefined || snapshotStored)) {
         try {
-          const put = snapshot === undefined ? new Map() : new Map([[sessionsDir, { mark: "", takenMs: now(), entries: snapshot }]]);
+          const put =
+            snapshot === undefined
+              ? new Map()
+              : new Map([[sessionsDir, { mark: "", takenMs: now(), entries: snapshot }]]);
           listings.save(QUIET_TREE_SCOPE, put, snapshot === undefined ? [sessionsDir] : []);
         } catch (e) {
           problems.push({ path: sessionsDir, code: "listings-not-saved", detail: (e as Error).message });

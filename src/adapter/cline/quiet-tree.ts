@@ -85,7 +85,9 @@ export function encodeQuietTree(
   if (names.some((n) => n.includes("/") || n === "")) return undefined;
   const bytes = Buffer.from(numbers.buffer, numbers.byteOffset, numbers.byteLength).toString("base64");
   // Every line but the last is free of "\n" (JSON escapes it; base64 has none); names may hold one.
-  return [FORMAT, quiet.token, JSON.stringify(quiet.problems), quiet.indexMark, bytes, names.join("/")].join("\n");
+  return [FORMAT, quiet.token, JSON.stringify(quiet.problems), quiet.indexMark, bytes, names.join("/")].join(
+    "\n",
+  );
 }
 
 /** The lines of a stored snapshot, or undefined when it is not one this version wrote. */

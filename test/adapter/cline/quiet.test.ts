@@ -27,7 +27,7 @@ import {
   type IndexReadResult,
   readSessionIndex,
 } from "../../../src/adapter/cline/index-db.ts";
-import { resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
+import { type ClinePaths, resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
 import { QUIET_SCOPE, quietEntry, UNBUILT_HINT, walkShaped } from "../../../src/adapter/cline/quiet.ts";
 import { QUIET_TREE_SCOPE } from "../../../src/adapter/cline/quiet-tree.ts";
 import { CLINE_ADAPTER_ID } from "../../../src/adapter/cline/types.ts";
@@ -75,7 +75,7 @@ const later = () => Date.now() + 20_000;
  * loads of the checkpoints and the listing scopes loaded whole. `snapshot: false`: the quiet-tree
  * snapshot (quiet-tree.ts) is dropped first, so the pass takes the quiet discovery's path.
  */
-async function pass(opts: { readonly snapshot?: boolean } = {}) {
+async function pass(opts: { readonly snapshot?: boolean; readonly clinePaths?: ClinePaths } = {}) {
   const ledger = Ledger.open(state, ledgerOpts);
   try {
     const store = ledger.listings as ListingStore;
@@ -106,7 +106,7 @@ async function pass(opts: { readonly snapshot?: boolean } = {}) {
       loadOne: (scope, path) => loadListing(store, scope, path),
       save: (scope, put, drop) => store.save(scope, put, drop),
     };
-    const adapter = createClineAdapter(paths(), cachedIndexReader(read), counting, later);
+    const adapter = createClineAdapter(opts.clinePaths ?? paths(), cachedIndexReader(read), counting, later);
     const r = await runPass(adapter, ledger);
     const events = [...ledger.iterateEvents()].map((e) => `${e.source_path}|${e.project}|${e.message_id}`);
     // The snapshot answered: nothing loaded whole, no checkpoint, no listing.
@@ -226,55 +226,55 @@ describe("the quiet discovery", () => {
   ];
   for (const [what, change, read, added] of changes) {
     for (const mode of ["quiet", "snapshot"] as const) {
-    it(`finds ${what} in the same pass (after the ${mode} discovery's)`, async () => {
-      const idle = await settle(mode);
-      change();
-      const r = await pass({ snapshot: mode === "snapshot" });
-      expect(r.snapshot).toBe(false);
-      expect(r.r.read).toBe(read);
-      const newEvents = r.events
-        .filter((e) => !idle.events.includes(e))
-        .map((e) => e.slice(e.lastIndexOf("/", e.indexOf("|")) + 1));
-      for (const e of added) expect(newEvents).toContain(e);
-      // And quiet again afterwards.
-      const after = await pass();
-      expect(after.r.read).toBe(0);
-      expect(after.indexReads).toBe(0);
-      expect((await pass()).snapshot).toBe(true);
-    });
+      it(`finds ${what} in the same pass (after the ${mode} discovery's)`, async () => {
+        const idle = await settle(mode);
+        change();
+        const r = await pass({ snapshot: mode === "snapshot" });
+        expect(r.snapshot).toBe(false);
+        expect(r.r.read).toBe(read);
+        const newEvents = r.events
+          .filter((e) => !idle.events.includes(e))
+          .map((e) => e.slice(e.lastIndexOf("/", e.indexOf("|")) + 1));
+        for (const e of added) expect(newEvents).toContain(e);
+        // And quiet again afterwards.
+        const after = await pass();
+        expect(after.r.read).toBe(0);
+        expect(after.indexReads).toBe(0);
+        expect((await pass()).snapshot).toBe(true);
+      });
     }
   }
 
   for (const mode of ["quiet", "snapshot"] as const) {
-  it(`a deleted document is no source any more, and its index row is reported from then on (${mode})`, async () => {
-    await settle(mode);
-    rmSync(doc("s2", "a1"));
-    const unusable = (r: Awaited<ReturnType<typeof pass>>) =>
-      r.r.problems.filter((p) => p.code === "index-path-unusable").map((p) => p.path);
-    const r = await pass({ snapshot: mode === "snapshot" });
-    expect(r.r.sources).toBe(3);
-    expect(unusable(r)).toEqual([doc("s2", "a1")]);
-    const again = await pass();
-    expect(again.indexReads).toBe(0);
-    expect(again.r.sources).toBe(3);
-    expect(unusable(again)).toEqual([doc("s2", "a1")]);
-    // And from the snapshot the same problems.
-    const snap = await pass();
-    expect(snap.snapshot).toBe(true);
-    expect(snap.r.sources).toBe(3);
-    expect(snap.r.problems).toEqual(again.r.problems);
-  });
+    it(`a deleted document is no source any more, and its index row is reported from then on (${mode})`, async () => {
+      await settle(mode);
+      rmSync(doc("s2", "a1"));
+      const unusable = (r: Awaited<ReturnType<typeof pass>>) =>
+        r.r.problems.filter((p) => p.code === "index-path-unusable").map((p) => p.path);
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.r.sources).toBe(3);
+      expect(unusable(r)).toEqual([doc("s2", "a1")]);
+      const again = await pass();
+      expect(again.indexReads).toBe(0);
+      expect(again.r.sources).toBe(3);
+      expect(unusable(again)).toEqual([doc("s2", "a1")]);
+      // And from the snapshot the same problems.
+      const snap = await pass();
+      expect(snap.snapshot).toBe(true);
+      expect(snap.r.sources).toBe(3);
+      expect(snap.r.problems).toEqual(again.r.problems);
+    });
 
-  it(`an index that changed (a session's cwd) is read again (${mode})`, async () => {
-    await settle(mode);
-    const db = new Database(join(tree.dbDir, "sessions.db"));
-    db.prepare("UPDATE sessions SET cwd = '/moved' WHERE session_id = 's1'").run();
-    db.close();
-    const r = await pass({ snapshot: mode === "snapshot" });
-    expect(r.snapshot).toBe(false);
-    expect(r.indexReads).toBe(1);
-    expect(r.r.read).toBe(0);
-  });
+    it(`an index that changed (a session's cwd) is read again (${mode})`, async () => {
+      await settle(mode);
+      const db = new Database(join(tree.dbDir, "sessions.db"));
+      db.prepare("UPDATE sessions SET cwd = '/moved' WHERE session_id = 's1'").run();
+      db.close();
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.snapshot).toBe(false);
+      expect(r.indexReads).toBe(1);
+      expect(r.r.read).toBe(0);
+    });
   }
 
   it("a quiet source read after all gets the full discovery's hint", async () => {
@@ -513,28 +513,10 @@ describe("the quiet-tree snapshot (quiet-tree.ts) and the checkpoints it vouches
     await settle("snapshot");
     const empty = resolveClinePaths({}, {}, join(dir, "empty-home"));
     for (let i = 0; i < 2; i++) {
-      const ledger = Ledger.open(state);
-      try {
-        let loads = 0;
-        const known = ledger.knownCheckpoints.bind(ledger);
-        ledger.knownCheckpoints = () => {
-          const k = known();
-          return { all: () => (loads++, k.all()), token: k.token };
-        };
-        const store = ledger.listings as ListingStore;
-        const scopes: string[] = [];
-        const counting: ListingStore = {
-          load: (scope) => (scopes.push(scope), store.load(scope)),
-          loadOne: (scope, path) => loadListing(store, scope, path),
-          save: (scope, put, drop) => store.save(scope, put, drop),
-        };
-        const r = await runPass(createClineAdapter(empty, undefined, counting, later), ledger);
-        expect(r.sources).toBe(0);
-        expect(loads).toBe(0);
-        expect(scopes.filter((s) => s !== QUIET_SCOPE)).toEqual([]);
-      } finally {
-        ledger.close();
-      }
+      const r = await pass({ clinePaths: empty });
+      expect(r.r.sources).toBe(0);
+      expect(r.checkpointLoads).toBe(0);
+      expect(r.scopes.filter((s) => s !== QUIET_SCOPE)).toEqual([]);
     }
     // The tree's own snapshot is still there.
     expect((await pass()).snapshot).toBe(true);
