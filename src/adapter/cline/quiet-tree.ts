@@ -27,6 +27,7 @@ import { type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { type ListingStore, loadListing } from "../listings.ts";
 import type { Problem } from "../types.ts";
+import { MESSAGES_SUFFIX } from "./compaction/files.ts";
 import type { WalkFacts } from "./discover.ts";
 import { indexMarks } from "./quiet.ts";
 
@@ -78,11 +79,16 @@ export function encodeQuietTree(
       const path = (docs[d] as { readonly path: string }).path;
       // The walk builds every path so; anything else is not a tree this can describe.
       if (!path.startsWith(prefix)) return undefined;
-      names.push(path.slice(prefix.length));
+      const file = path.slice(prefix.length);
+      if (file === "") return undefined;
+      // The lead document's usual name (`<folder>.messages.json`) as "" (no document is named
+      // just the suffix): half the names' bytes at 10,000 sessions.
+      names.push(file === name + MESSAGES_SUFFIX ? "" : file);
       for (let m = 0; m < DOC; m++) numbers[k++] = docStats[DOC * d + m] as number;
     }
   }
-  if (names.some((n) => n.includes("/") || n === "")) return undefined;
+  if (facts.folders.some((n) => n.includes("/") || n === "")) return undefined;
+  if (names.some((n) => n.includes("/"))) return undefined;
   const bytes = Buffer.from(numbers.buffer, numbers.byteOffset, numbers.byteLength).toString("base64");
   // Every line but the last is free of "\n" (JSON escapes it; base64 has none); names may hold one.
   return [FORMAT, quiet.token, JSON.stringify(quiet.problems), quiet.indexMark, bytes, names.join("/")].join(
@@ -211,7 +217,7 @@ export function quietTreeHolds(
     for (let d = 0; d < docCount; d++) {
       const file = next();
       if (file === undefined) return { stored: true };
-      const ds = statNow(prefix + file);
+      const ds = statNow(file === "" ? prefix + name + MESSAGES_SUFFIX : prefix + file);
       if (ds === undefined || n[k] !== ds.size || n[k + 1] !== ds.ino || n[k + 2] !== ds.mtimeMs)
         return { stored: true };
       k += DOC;
