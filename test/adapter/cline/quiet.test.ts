@@ -222,6 +222,18 @@ describe("the quiet discovery", () => {
       1,
       ["n1.messages.json|/new|n"],
     ],
+    [
+      "a new session folder (unindexed: only the sessions dir changes)",
+      () =>
+        writeSession(tree, {
+          id: "n2",
+          cwd: "/n2",
+          messages: [{ id: "k", metrics: M(7, 7) }],
+          indexed: false,
+        }),
+      1,
+      ["n2.messages.json|/n2|k"],
+    ],
     ["a document renamed onto a new name", () => renameSync(doc("s2", "a1"), doc("s2", "a9")), 1, []],
   ];
   for (const [what, change, read, added] of changes) {
@@ -263,6 +275,24 @@ describe("the quiet discovery", () => {
       expect(snap.snapshot).toBe(true);
       expect(snap.r.sources).toBe(3);
       expect(snap.r.problems).toEqual(again.r.problems);
+    });
+
+    it(`a session folder removed and another renamed are found (${mode})`, async () => {
+      const idle = await settle(mode);
+      expect(idle.r.sources).toBe(4);
+      rmSync(folder("s1"), { recursive: true });
+      renameSync(folder("u1"), folder("u2"));
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.snapshot).toBe(false);
+      // s1's document is gone; u1's is now under u2, a document without a checkpoint: read (its
+      // events are the ones already counted, by their keys).
+      expect(r.r.sources).toBe(3);
+      expect(r.r.read).toBe(1);
+      expect(r.r.eventsAdded).toBe(0);
+      await pass();
+      const snap = await pass();
+      expect(snap.snapshot).toBe(true);
+      expect(snap.r.sources).toBe(3);
     });
 
     it(`an index that changed (a session's cwd) is read again (${mode})`, async () => {
