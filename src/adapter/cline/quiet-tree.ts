@@ -193,37 +193,52 @@ export function quietTreeHolds(
   const under = join(sessionsDir, "_").slice(0, -1);
   const names = snap.names;
   const folders = n[1] as number;
+  // Where each folder's numbers and name begin, found without a stat: the folders are then
+  // checked newest first (last in walk order, as Cline's time-prefixed ids sort), where a change
+  // usually is, so a report after new activity stops at the first stats instead of the last.
+  const numAt = new Int32Array(folders);
+  const nameAt = new Int32Array(folders);
   let k = HEADER + MARK;
   let at = 0;
-  // Names are read in place, one slice each: a path lives only for its stat (young garbage).
-  const next = (): string | undefined => {
-    if (at > names.length) return undefined;
-    let end = names.indexOf("/", at);
-    if (end < 0) end = names.length;
-    const name = names.slice(at, end);
-    at = end + 1;
-    return name;
-  };
   let docs = 0;
   for (let f = 0; f < folders; f++) {
     const docCount = n[k] as number;
-    const name = next();
-    if (name === undefined) return { stored: true };
+    if (!Number.isInteger(docCount) || docCount < 0) return { stored: true };
+    numAt[f] = k;
+    nameAt[f] = at;
+    k += 1 + MARK + docCount * DOC;
+    docs += docCount;
+    for (let d = 0; d <= docCount; d++) {
+      if (at > names.length) return { stored: true };
+      const end = names.indexOf("/", at);
+      at = end < 0 ? names.length + 1 : end + 1;
+    }
+  }
+  if (k !== n.length || docs !== n[2] || at !== names.length + 1) return { stored: true };
+  // Names are read in place, one slice each: a path lives only for its stat (young garbage).
+  const nameFrom = (from: number): string => {
+    const end = names.indexOf("/", from);
+    return names.slice(from, end < 0 ? names.length : end);
+  };
+  for (let f = folders - 1; f >= 0; f--) {
+    k = numAt[f] as number;
+    at = nameAt[f] as number;
+    const docCount = n[k] as number;
+    const name = nameFrom(at);
+    at += name.length + 1;
     const dir = under + name;
     const s = statNow(dir);
     if (s === undefined || !sameMarkAt(n, k + 1, s)) return { stored: true };
     k += 1 + MARK;
     const prefix = `${dir}/`;
     for (let d = 0; d < docCount; d++) {
-      const file = next();
-      if (file === undefined) return { stored: true };
+      const file = nameFrom(at);
+      at += file.length + 1;
       const ds = statNow(file === "" ? prefix + name + MESSAGES_SUFFIX : prefix + file);
       if (ds === undefined || n[k] !== ds.size || n[k + 1] !== ds.ino || n[k + 2] !== ds.mtimeMs)
         return { stored: true };
       k += DOC;
     }
-    docs += docCount;
   }
-  if (docs !== n[2] || at <= names.length) return { stored: true };
   return { tree: { unchanged: docs, problems: snap.problems }, stored: true };
 }

@@ -552,6 +552,41 @@ describe("the quiet-tree snapshot (quiet-tree.ts) and the checkpoints it vouches
     expect((await pass()).snapshot).toBe(true);
   });
 
+  it("a damaged snapshot is none: the quiet discovery answers and writes it again", async () => {
+    await settle("snapshot");
+    const damage = [
+      (e: string) => e.slice(0, -3),
+      (e: string) => `${e}/x`,
+      (e: string) => e.replace(/^1\n/, "9\n"),
+      (e: string) => e.split("\n").slice(0, 4).join("\n"),
+      (e: string) => {
+        const lines = e.split("\n");
+        lines[4] = (lines[4] as string).slice(8);
+        return lines.join("\n");
+      },
+    ];
+    for (const d of damage) {
+      const ledger = Ledger.open(state);
+      try {
+        const store = ledger.listings as ListingStore;
+        const entry = loadListing(store, QUIET_TREE_SCOPE, tree.sessionsDir);
+        expect(entry).toBeDefined();
+        if (entry === undefined) return;
+        store.save(
+          QUIET_TREE_SCOPE,
+          new Map([[tree.sessionsDir, { ...entry, entries: d(entry.entries) }]]),
+          [],
+        );
+      } finally {
+        ledger.close();
+      }
+      const r = await pass();
+      expect(r.snapshot).toBe(false);
+      expect(r.r).toMatchObject({ sources: 4, read: 0, unchanged: 4, failed: 0 });
+      expect((await pass()).snapshot).toBe(true);
+    }
+  });
+
   it("no snapshot for a tree with a symlink in the sessions dir", async () => {
     symlinkSync(join(dir, "nowhere"), join(tree.sessionsDir, "dangling"));
     await pass();
