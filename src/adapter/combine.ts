@@ -4,7 +4,14 @@
  * sets on its sources); the watch plans are all of theirs. Keys are each adapter's own: nothing is
  * deduplicated across them.
  */
-import type { Adapter, Source } from "./types.ts";
+import type { Adapter, DiscoverResult, Source } from "./types.ts";
+
+/** The sum of the discoveries' `unchangedUnlisted`, as a field only when any counted some. */
+export function unlistedOf(results: readonly DiscoverResult[]): { readonly unchangedUnlisted?: number } {
+  let n = 0;
+  for (const r of results) n += r.unchangedUnlisted ?? 0;
+  return n === 0 ? {} : { unchangedUnlisted: n };
+}
 
 export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapter {
   if (adapters.length === 1) return adapters[0] as Adapter;
@@ -40,6 +47,7 @@ export function combineAdapters(id: string, adapters: readonly Adapter[]): Adapt
         sources: all,
         problems: results.flatMap((r) => r.problems),
         listings: results.flatMap((r) => r.listings ?? []),
+        ...unlistedOf(results),
       };
     },
     collectIncremental: (source, checkpoint) => pick(source.adapterId).collectIncremental(source, checkpoint),

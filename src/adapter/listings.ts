@@ -27,8 +27,18 @@ export interface StoredListing {
 /** Where listings persist: one map of path to listing per `scope` (an adapter's own namespace). */
 export interface ListingStore {
   load(scope: string): Map<string, StoredListing>;
+  /** One path's listing of `scope` (absent: `load(scope).get(path)`, see loadListing). */
+  loadOne?(scope: string, path: string): StoredListing | undefined;
   /** Stores `put` and deletes `drop`, in one transaction. */
   save(scope: string, put: ReadonlyMap<string, StoredListing>, drop: readonly string[]): void;
+}
+
+/**
+ * One stored listing, without loading the rest of its scope where the store can (a scope keyed by
+ * a root holds an entry per root the ledger ever saw: another HOME's, megabytes each).
+ */
+export function loadListing(store: ListingStore, scope: string, path: string): StoredListing | undefined {
+  return store.loadOne === undefined ? store.load(scope).get(path) : store.loadOne(scope, path);
 }
 
 /**

@@ -447,6 +447,23 @@ export interface DiscoverResult {
   readonly problems: readonly Problem[];
   /** The surfaces listed completely (see SourceListing); others keep all their checkpoints. */
   readonly listings?: readonly SourceListing[];
+  /**
+   * Sources found certainly unchanged since their checkpoints and not listed in `sources` (an
+   * adapter that proved a whole tree unchanged without building its sources): the pass counts
+   * them as sources and as unchanged. A surface counted so claims no SourceListing (the pass
+   * would prune the checkpoints of every source it did not list).
+   */
+  readonly unchangedUnlisted?: number;
+}
+
+/**
+ * The pass's checkpoints as discovery may ask for them (Adapter.discover): loaded only when asked.
+ * `token(adapterId)` is a summary of that adapter's checkpoints that every write of one of them
+ * changes (a put, a delete), computed without loading them; see Checkpoints.token for its limit.
+ */
+export interface KnownCheckpoints {
+  all(): ReadonlyMap<string, SourceCheckpoint>;
+  token(adapterId: string): string;
 }
 
 /**
@@ -457,11 +474,12 @@ export interface DiscoverResult {
 export interface Adapter {
   readonly id: string;
   /**
-   * `known`: the pass's checkpoints, by path, when it has them before discovery (runPass). An
-   * adapter may use them to build less for sources it finds unchanged (gate first, build later:
-   * cline/quiet.ts); it must still list every source, and answer `unchangedNow` as its stat does.
+   * `known`: the pass's checkpoints, when it has them before discovery (runPass). An adapter may
+   * use them to build less for sources it finds unchanged (gate first, build later:
+   * cline/quiet.ts); it must list every source, and answer `unchangedNow` as its stat does, except
+   * those it counts as `unchangedUnlisted` (cline/quiet-tree.ts), which nothing collects.
    */
-  discover(known?: ReadonlyMap<string, SourceCheckpoint>): Promise<DiscoverResult>;
+  discover(known?: KnownCheckpoints): Promise<DiscoverResult>;
   /** Skip the source when its fingerprint matches the checkpoint; otherwise read it in full. */
   collectIncremental(source: Source, checkpoint: SourceCheckpoint | undefined): Promise<Observation>;
   /**

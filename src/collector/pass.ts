@@ -1,4 +1,11 @@
-import type { Adapter, Observation, Problem, Source, SourceListing } from "../adapter/types.ts";
+import type {
+  Adapter,
+  Observation,
+  Problem,
+  Source,
+  SourceCheckpoint,
+  SourceListing,
+} from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 
@@ -134,24 +141,32 @@ export interface PassOptions {
  */
 export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOptions = {}): Promise<PassResult> {
   const started = performance.now();
-  // Loaded before discovery, which may use them (Adapter.discover): a source's checkpoint only
-  // changes by its own commit, which comes after its collection.
-  const checkpoints = ledger.allCheckpoints();
-  const { sources, problems: discoverProblems, listings = [] } = await adapter.discover(checkpoints);
+  // Handed to discovery, which may use them (Adapter.discover): a source's checkpoint only
+  // changes by its own commit, which comes after its collection. Loaded on first use: a pass
+  // whose discovery lists no source (a tree proved unchanged, a HOME without Cline data) loads none.
+  const known = ledger.knownCheckpoints();
+  const {
+    sources,
+    problems: discoverProblems,
+    listings = [],
+    unchangedUnlisted = 0,
+  } = await adapter.discover(known);
+  const checkpoints: ReadonlyMap<string, SourceCheckpoint> = sources.length === 0 ? new Map() : known.all();
   const problems: Problem[] = [...discoverProblems];
   const checkpointsPruned = pruneGone(ledger, sources, listings);
   boundYoungGeneration();
   const failedPaths: string[] = [];
   const failedNow = new Set<string>();
   let read = 0;
-  let unchanged = 0;
+  let unchanged = unchangedUnlisted;
   let eventsAdded = 0;
   let callsAdded = 0;
   let editsAdded = 0;
   let captureFiles = 0;
   let captureFilesRead = 0;
   let capturesAdded = 0;
-  let done = 0;
+  let done = unchangedUnlisted;
+  const total = sources.length + unchangedUnlisted;
   // Read ahead: the next few documents are read and scanned while the current one commits,
   // so the disk and the CPU overlap. Commits stay in source order, in batches of sources.
   // "unchanged": the adapter answered synchronously (Adapter.unchangedNow), nothing to await.
@@ -241,11 +256,11 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
       if (batch.length >= batchSources || batchRows >= COMMIT_BATCH_ROWS) flush();
     }
     done++;
-    opts.onProgress?.(done, sources.length);
+    opts.onProgress?.(done, total);
   }
   flush();
   return {
-    sources: sources.length,
+    sources: total,
     read,
     unchanged,
     failed: failedPaths.length,

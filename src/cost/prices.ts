@@ -143,16 +143,86 @@ function fromTuple(t: CatalogPrice): Price {
   });
 }
 
+type CatalogModelsRecord = Readonly<Record<string, CatalogPrice>>;
+
+/**
+ * One provider's models of the catalog as a map whose prices are made at their first lookup: a
+ * report prices a handful of models, and converting all 6,384 up front was most of building the
+ * table (issue 30, the idle report). `layers`: later ones win (`derived` over `prices`), and the
+ * order of iteration is a Map's filled layer by layer. Iterating builds the whole map once.
+ */
+class CatalogModels implements ReadonlyMap<string, Price> {
+  private readonly made = new Map<string, Price>();
+  private whole: Map<string, Price> | undefined;
+
+  constructor(private readonly layers: readonly CatalogModelsRecord[]) {}
+
+  private tuple(model: string): CatalogPrice | undefined {
+    for (let i = this.layers.length - 1; i >= 0; i--) {
+      const layer = this.layers[i] as CatalogModelsRecord;
+      // Own keys only: a model id such as "constructor" is no price.
+      if (Object.hasOwn(layer, model)) return layer[model];
+    }
+    return undefined;
+  }
+
+  get(model: string): Price | undefined {
+    let price = this.made.get(model);
+    if (price === undefined) {
+      const t = this.tuple(model);
+      if (t === undefined) return undefined;
+      price = fromTuple(t);
+      this.made.set(model, price);
+    }
+    return price;
+  }
+
+  has(model: string): boolean {
+    return this.tuple(model) !== undefined;
+  }
+
+  private all(): Map<string, Price> {
+    if (this.whole === undefined) {
+      const m = new Map<string, Price>();
+      for (const layer of this.layers)
+        for (const model of Object.keys(layer)) m.set(model, this.get(model) as Price);
+      this.whole = m;
+    }
+    return this.whole;
+  }
+
+  get size(): number {
+    return this.all().size;
+  }
+  forEach(f: (value: Price, key: string, map: ReadonlyMap<string, Price>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.all()) f.call(thisArg, v, k, this);
+  }
+  entries(): ReturnType<Map<string, Price>["entries"]> {
+    return this.all().entries();
+  }
+  keys(): ReturnType<Map<string, Price>["keys"]> {
+    return this.all().keys();
+  }
+  values(): ReturnType<Map<string, Price>["values"]> {
+    return this.all().values();
+  }
+  [Symbol.iterator](): ReturnType<Map<string, Price>["entries"]> {
+    return this.all().entries();
+  }
+}
+
 /** The table Cline itself prices with: the bundled catalog of a pinned @cline/llms. */
 export function catalogPriceTable(catalog: GeneratedCatalog = clineLlmsCatalog()): PriceTable {
-  const byProvider = new Map<string, Map<string, Price>>();
+  const layers = new Map<string, CatalogModelsRecord[]>();
   for (const group of [catalog.prices, catalog.derived]) {
-    for (const [provider, models] of Object.entries(group)) {
-      const row = byProvider.get(provider) ?? new Map<string, Price>();
-      for (const [model, tuple] of Object.entries(models)) row.set(model, fromTuple(tuple));
-      byProvider.set(provider, row);
+    for (const provider of Object.keys(group)) {
+      const row = layers.get(provider) ?? [];
+      row.push(group[provider] as CatalogModelsRecord);
+      layers.set(provider, row);
     }
   }
+  const byProvider = new Map<string, ReadonlyMap<string, Price>>();
+  for (const [provider, row] of layers) byProvider.set(provider, new CatalogModels(row));
   return buildPriceTable({
     source: `${catalog.source} (${catalog.generatedFrom})`,
     byProvider,

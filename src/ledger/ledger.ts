@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { SourceCheckpoint } from "../adapter/types.ts";
+import type { KnownCheckpoints, SourceCheckpoint } from "../adapter/types.ts";
 import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures/captures.ts";
 import { Checkpoints } from "./collection/checkpoints.ts";
 import { Listings } from "./collection/listings.ts";
@@ -182,6 +182,21 @@ export class Ledger {
   /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
   allCheckpoints(): ReadonlyMap<string, SourceCheckpoint> {
     return this.checkpoints.all();
+  }
+
+  /**
+   * The checkpoints as a pass hands them to discovery (KnownCheckpoints): `all()` loaded on its
+   * first call and kept by this object, `token` read from the table each time.
+   */
+  knownCheckpoints(): KnownCheckpoints {
+    let all: ReadonlyMap<string, SourceCheckpoint> | undefined;
+    return {
+      all: () => {
+        all ??= this.checkpoints.all();
+        return all;
+      },
+      token: (adapter) => this.checkpoints.token(adapter),
+    };
   }
 
   getCheckpoint(path: string): SourceCheckpoint | undefined {

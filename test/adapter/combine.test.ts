@@ -27,6 +27,26 @@ function fake(id: string, lists: () => readonly Source[]) {
 }
 
 describe("combineAdapters", () => {
+  it("adds up the sources each adapter counted unlisted (DiscoverResult.unchangedUnlisted)", async () => {
+    const counting = (id: string, n: number | undefined): Adapter => ({
+      ...fake(id, () => [source(id, `/${id}/1`)]).adapter,
+      discover: async () => ({
+        sources: [source(id, `/${id}/1`)],
+        problems: [],
+        ...(n === undefined ? {} : { unchangedUnlisted: n }),
+      }),
+    });
+    const d = await combineAdapters("all", [
+      counting("a", 3),
+      counting("b", undefined),
+      counting("c", 2),
+    ]).discover();
+    expect(d.unchangedUnlisted).toBe(5);
+    expect(d.sources.map((s) => s.path)).toEqual(["/a/1", "/b/1", "/c/1"]);
+    const none = await combineAdapters("none", [counting("a", undefined), counting("b", 0)]).discover();
+    expect(none.unchangedUnlisted).toBeUndefined();
+  });
+
   it("hands on the last combined list while every adapter lists the same (or no) sources", async () => {
     const a = [source("a", "/a/1"), source("a", "/a/2")];
     let b: readonly Source[] = [];

@@ -106,7 +106,7 @@ function harness(n: number, rowsPerSource: number, withCheckpoints = 0) {
       .map((s) => [s.path, { path: s.path, size: 0, mtimeNs: "0", ino: 0, dev: 0 }]),
   );
   const ledger = {
-    allCheckpoints: () => known,
+    knownCheckpoints: () => ({ all: () => known, token: () => "" }),
     pruneCheckpoints: () => 0,
     commitAll: (obs: readonly Extract<Observation, { status: "read" }>[]) => {
       batches.push({ sources: obs.length, rows: obs.reduce((n, o) => n + o.events.length + 1, 0) });

@@ -112,6 +112,44 @@ describe("catalog table", () => {
     expect(n).toBeGreaterThan(1000);
   });
 
+  it("its lazy rows are the eager conversion of the catalog: derived over prices, in a Map's order", () => {
+    const eager = new Map<string, Map<string, Price>>();
+    for (const group of [catalog.prices, catalog.derived]) {
+      for (const [provider, models] of Object.entries(group)) {
+        const row = eager.get(provider) ?? new Map<string, Price>();
+        for (const [model, [input, output, cacheRead, cacheWrite]] of Object.entries(models))
+          row.set(model, {
+            input,
+            output,
+            ...(cacheRead === null ? {} : { cacheRead }),
+            ...(cacheWrite === null ? {} : { cacheWrite }),
+          });
+        eager.set(provider, row);
+      }
+    }
+    const fresh = catalogPriceTable();
+    expect([...fresh.byProvider.keys()]).toEqual([...eager.keys()]);
+    for (const [provider, row] of eager) {
+      const lazy = fresh.byProvider.get(provider) as ReadonlyMap<string, Price>;
+      // Looked up first (the lazy path), then iterated (the whole map), each the same.
+      for (const [model, price] of row) {
+        expect(lazy.has(model)).toBe(true);
+        expect(lazy.get(model)).toEqual(price);
+      }
+      expect(lazy.size).toBe(row.size);
+      expect([...lazy]).toEqual([...row]);
+      expect(lazy.get("constructor")).toBeUndefined();
+      expect(lazy.has("__proto__")).toBe(false);
+    }
+    // claude-code's derived opus is not anthropic's (derived wins for its provider only).
+    expect(fresh.byProvider.get("claude-code")?.get("opus")).toEqual({
+      input: 4,
+      output: 20,
+      cacheRead: 0.2,
+      cacheWrite: 5,
+    });
+  });
+
   it("prices anthropic claude-sonnet-4-5-20250929 at $3 / $15 / $0.30 / $3.75 (docs/cline-format.md §4.5)", () => {
     expect(resolvePrice(table, "anthropic", "claude-sonnet-4-5-20250929")).toEqual({
       price: SONNET_45,

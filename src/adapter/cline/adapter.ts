@@ -7,10 +7,11 @@ import {
   collectCompactionIncremental,
   compactionSources,
 } from "./compaction/collect.ts";
-import { discoverCline, discoveryMemos, flushDiscoveryMemos, walkSessions } from "./discover.ts";
+import { discoverCline, discoveryMemos, flushDiscoveryMemos, walkFacts, walkSessions } from "./discover.ts";
 import { cachedIndexReader, type IndexReader } from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
 import { indexMarks, keepQuietEntry, QUIET_SCOPE, quietEntry, quietSources, UNBUILT_HINT } from "./quiet.ts";
+import { encodeQuietTree, QUIET_TREE_SCOPE, quietTreeHolds } from "./quiet-tree.ts";
 import { CLINE_ADAPTER_ID } from "./types.ts";
 
 export { collectDocument } from "./document.ts";
@@ -50,19 +51,50 @@ export function createClineAdapter(
     async discover(known) {
       verified = undefined;
       built = undefined;
+      const problems: Problem[] = [];
+      // The snapshot first (quiet-tree.ts): a tree proved unchanged lists no source at all.
+      let snapshotStored = false;
+      if (known !== undefined && listings !== undefined) {
+        const held = quietTreeHolds(
+          listings,
+          sessionsDir,
+          paths.db.path,
+          () => known.token(CLINE_ADAPTER_ID),
+          now,
+        );
+        if (held.tree !== undefined) {
+          return { sources: [], problems: [...held.tree.problems], unchangedUnlisted: held.tree.unchanged };
+        }
+        snapshotStored = held.stored;
+      }
       const listed = new Set<string>();
       const walkProblems: Problem[] = [];
-      const docs = walkSessions(sessionsDir, walkProblems, listed, memos.dirs);
+      const facts = known !== undefined && listings !== undefined ? walkFacts() : undefined;
+      const docs = walkSessions(sessionsDir, walkProblems, listed, memos.dirs, facts);
       const walk = { docs, problems: walkProblems };
       // Gate first: with the checkpoints and a walk that re-listed nothing, an unchanged tree
       // builds no source's hint and decodes no index (quiet.ts).
       const calm =
         known !== undefined && quiet !== undefined && walkProblems.length === 0 && memos.dirs.pending() === 0;
-      const q = calm ? quietSources(quiet, sessionsDir, paths.db.path, docs, known, now) : undefined;
+      const docStats: number[] | undefined = facts === undefined ? undefined : [];
+      const q = calm
+        ? quietSources(quiet, sessionsDir, paths.db.path, docs, () => known.all(), now, docStats)
+        : undefined;
       let found: { readonly sources: Source[]; readonly problems: readonly Problem[] };
+      let snapshot: string | undefined;
       if (q !== undefined) {
-        verified = known;
+        verified = docs.length === 0 ? undefined : known?.all();
         found = q;
+        // Only now, from what this quiet discovery matched: the checkpoints it loaded (committed
+        // before this pass) and their token, read before anything of this pass is committed.
+        const some = docs.length > 0 && listed.size === 0;
+        if (some && facts !== undefined && docStats !== undefined && known !== undefined) {
+          snapshot = encodeQuietTree(sessionsDir, facts, docs, docStats, {
+            indexMark: q.indexMark,
+            problems: q.problems,
+            token: known.token(CLINE_ADAPTER_ID),
+          });
+        }
       } else {
         const marks = quiet === undefined ? undefined : indexMarks(paths.db.path, now);
         const full = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs, walk);
@@ -72,7 +104,7 @@ export function createClineAdapter(
           keepQuietEntry(quiet, sessionsDir, quietEntry(sessionsDir, marks, full.index, docs, own));
         }
       }
-      const problems = [...found.problems];
+      problems.push(...found.problems);
       // The quiet facts before the listings: should the second write fail, the listings not
       // written make the next walk list again, which takes the full discovery.
       try {
@@ -81,6 +113,19 @@ export function createClineAdapter(
         problems.push({ path: sessionsDir, code: "listings-not-saved", detail: (e as Error).message });
       }
       flushDiscoveryMemos(memos, problems, sessionsDir);
+      // The snapshot last, and only a true one: a stale one is dropped (were that to fail, its
+      // stats or token no longer match anyway).
+      if (listings !== undefined && (snapshot !== undefined || snapshotStored)) {
+        try {
+          const put =
+            snapshot === undefined
+              ? new Map()
+              : new Map([[sessionsDir, { mark: "", takenMs: now(), entries: snapshot }]]);
+          listings.save(QUIET_TREE_SCOPE, put, snapshot === undefined ? [sessionsDir] : []);
+        } catch (e) {
+          problems.push({ path: sessionsDir, code: "listings-not-saved", detail: (e as Error).message });
+        }
+      }
       // The same results either way, only slower: said once, counted like any problem.
       const fallback = reader.takeDisabledNotice();
       if (fallback !== undefined)

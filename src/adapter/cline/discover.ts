@@ -136,6 +136,8 @@ export function walkSessions(
   /** Filled with the `*.compaction.json` files the same listing saw (no extra I/O). */
   compactionFiles?: Set<string>,
   memo: ListingMemo = listingMemo(SESSION_DIRS_SCOPE, undefined),
+  /** Filled with the stat numbers of the sessions dir and each folder walked (quiet-tree.ts). */
+  facts?: WalkFacts,
 ): WalkedDocument[] {
   const found: WalkedDocument[] = [];
   const takenMs = memo.now();
@@ -148,6 +150,7 @@ export function walkSessions(
       return found;
     }
     roots = listDir(sessionsDir, s, memo, takenMs, keepRoot);
+    if (facts !== undefined) pushMark(facts.marks, s);
   } catch (e) {
     const code = errCode(e);
     if (code !== "ENOENT") problems.push({ path: sessionsDir, code: "unreadable-dir", detail: code });
@@ -166,11 +169,17 @@ export function walkSessions(
       const s = statSync(dir, link ? MAY_BE_GONE : MUST_EXIST);
       // A symlink in the sessions dir that is dangling or not to a folder is not a session
       // folder (Cline never makes one).
+      if (facts !== undefined && link) facts.linked = true;
       if (s === undefined || (link && !s.isDirectory())) {
         gone.push(dir);
         continue;
       }
       files = listDir(dir, s, memo, takenMs, keepSession).entries;
+      if (facts !== undefined) {
+        pushMark(facts.marks, s);
+        facts.folders.push(root.slice(1));
+        facts.firstDoc.push(found.length);
+      }
     } catch (e) {
       problems.push({ path: dir, code: "unreadable-dir", detail: errCode(e) });
       gone.push(dir);
@@ -194,6 +203,28 @@ export function walkSessions(
   }
   // In path order without a sort: listings are stored sorted (see sortedListing).
   return found;
+}
+
+/**
+ * What a walk saw that the quiet-tree snapshot keeps (quiet-tree.ts; walkSessions fills it): the sessions dir's mark
+ * numbers, then each folder's, in walk order, with its name and its first document's index among
+ * the walk's documents.
+ */
+export interface WalkFacts {
+  readonly marks: number[];
+  readonly folders: string[];
+  readonly firstDoc: number[];
+  /** A folder reached through a symlink (or a dangling one): such a tree gets no snapshot. */
+  linked: boolean;
+}
+
+export function walkFacts(): WalkFacts {
+  return { marks: [], folders: [], firstDoc: [], linked: false };
+}
+
+/** Appends a stat's mark numbers (dirMark's fields, as numbers). */
+export function pushMark(into: number[], s: Stats): void {
+  into.push(s.dev, s.ino, s.mtimeMs, s.ctimeMs);
 }
 
 /** A walked document; `plain` when neither its session folder nor the file is a symlink. */
@@ -367,8 +398,13 @@ export function discoveryMemos(store?: ListingStore, now: () => number = Date.no
  * reported as a problem, and what it would have written is tried again at the next flush.
  */
 export function flushDiscoveryMemos(memos: DiscoveryMemos, problems: Problem[], where: string): void {
-  for (const p of [...memos.sidecarCwds.paths()]) {
-    if (memos.dirs.get(dirname(p)) === undefined) memos.sidecarCwds.drop(p);
+  // Every stored sidecar's folder has a listing after each flush (a sidecar is kept only for a
+  // walked folder): only a folder dropped since the last flush (pending) can leave one behind. So
+  // a pass that changed no listing loads neither scope here (an idle one, a HOME without sessions).
+  if (memos.dirs.pending() > 0) {
+    for (const p of [...memos.sidecarCwds.paths()]) {
+      if (memos.dirs.get(dirname(p)) === undefined) memos.sidecarCwds.drop(p);
+    }
   }
   try {
     memos.dirs.flush();

@@ -13,7 +13,7 @@
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { LISTING_CONFIRM_MS, type ListingStore } from "../listings.ts";
+import { LISTING_CONFIRM_MS, type ListingStore, loadListing } from "../listings.ts";
 import { type IndexReadResult, type IndexRow, readSessionIndex, SESSIONS_DB } from "./index-db.ts";
 
 /** Listing scope of the remembered index: one entry, keyed by the database's path. */
@@ -145,7 +145,7 @@ export function persistedIndexRead(
     const wal = fileMark(`${dbPath}-wal`);
     const mark = `${db.mark}|${wal.mark}`;
     const changedMs = Math.max(db.changedMs, wal.changedMs);
-    const stored = store.load(INDEX_SCOPE).get(dbPath);
+    const stored = loadListing(store, INDEX_SCOPE, dbPath);
     if (stored !== undefined && stored.mark === mark && stored.takenMs - changedMs >= LISTING_CONFIRM_MS) {
       const remembered = decodeIndex(dbPath, stored.entries);
       if (remembered !== undefined) return remembered;

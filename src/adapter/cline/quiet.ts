@@ -144,14 +144,18 @@ export function quietSources(
   sessionsDir: string,
   dbDir: string,
   walked: readonly WalkedDocument[],
-  known: ReadonlyMap<string, SourceCheckpoint>,
+  /** The checkpoints, asked for only when the walk found a document. */
+  checkpoints: () => ReadonlyMap<string, SourceCheckpoint>,
   now: () => number,
-): { readonly sources: Source[]; readonly problems: Problem[] } | undefined {
+  /** Filled with each document's size, ino and mtimeMs as stat-ed here (quiet-tree.ts). */
+  docStats?: number[],
+): { readonly sources: Source[]; readonly problems: Problem[]; readonly indexMark: string } | undefined {
   const stored = memo.get(sessionsDir);
   if (stored === undefined || stored.mark !== indexMarks(dbDir, now).mark) return undefined;
   const problems = storedProblems(stored.entries);
   if (problems === undefined) return undefined;
   const sources: Source[] = [];
+  const known = walked.length === 0 ? new Map<string, SourceCheckpoint>() : checkpoints();
   for (const d of walked) {
     const cp = known.get(d.path);
     if (cp === undefined || !d.plain) return undefined;
@@ -164,7 +168,8 @@ export function quietSources(
       return undefined;
     }
     if (s === undefined || !unchangedSinceStat(cp, s)) return undefined;
+    docStats?.push(s.size, s.ino, s.mtimeMs);
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: d.path, origin: "walk", hint: UNBUILT_HINT });
   }
-  return { sources, problems };
+  return { sources, problems, indexMark: stored.mark };
 }

@@ -50,6 +50,14 @@ export class Checkpoints {
            mtime_ns = excluded.mtime_ns, ino = excluded.ino, dev = excluded.dev, updated_ms = excluded.updated_ms`,
       ),
       pathsOf: db.prepare("SELECT path FROM checkpoints WHERE adapter = @adapter").pluck(),
+      // Each sum of the low 32 bits: no overflow below ~2^31 rows (SQLite's sum() throws on one).
+      token: db
+        .prepare(
+          `SELECT count(*), max(updated_ms), sum(updated_ms & 4294967295), sum(size & 4294967295),
+             sum(ino & 4294967295), sum(CAST(mtime_ns AS INTEGER) & 4294967295)
+           FROM checkpoints WHERE adapter = ?`,
+        )
+        .raw(),
       delete: db.prepare("DELETE FROM checkpoints WHERE path = @path AND adapter = @adapter"),
     };
   }
@@ -72,6 +80,19 @@ export class Checkpoints {
     for (const cp of this.st.all.all() as SourceCheckpoint[]) out.set(cp.path, cp);
     if (this.holdable()) this.held = out;
     return out;
+  }
+
+  /**
+   * A summary of `adapter`'s checkpoints (KnownCheckpoints.token) read by one aggregate, with no
+   * row brought into JavaScript: their count, the latest and the sum of their `updated_ms`, and
+   * the sums of their sizes, inodes and mtimes. A delete changes the count; a put stamps its
+   * row with the commit's clock and its new fingerprint. Its limit: puts in the very millisecond
+   * of the puts they replace (so `updated_ms` sums the same) whose sizes, inodes and mtimes
+   * also sum to the same totals: a re-put of the same fingerprint (nothing changed to see), or
+   * several rewrites whose changes cancel out within one millisecond.
+   */
+  token(adapter: string): string {
+    return (this.st.token.get(adapter) as unknown[]).join(":");
   }
 
   get(path: string): SourceCheckpoint | undefined {

@@ -28,6 +28,7 @@ export class Listings implements ListingStore {
            entries = excluded.entries`,
       ),
       drop: db.prepare("DELETE FROM listings WHERE scope = @scope AND path = @path"),
+      one: db.prepare("SELECT mark, taken_ms AS takenMs, entries FROM listings WHERE scope = ? AND path = ?"),
     };
     this.saveAll = db.transaction(
       (scope: string, put: ReadonlyMap<string, StoredListing>, drop: readonly string[]) => {
@@ -45,6 +46,10 @@ export class Listings implements ListingStore {
     // all(), not iterate(): one call into SQLite instead of one per row, half the time here.
     for (const row of this.st.load.all({ scope }) as ListingRow[]) out.set(row.path, row);
     return out;
+  }
+
+  loadOne(scope: string, path: string): StoredListing | undefined {
+    return this.st.one.get(scope, path) as StoredListing | undefined;
   }
 
   save(scope: string, put: ReadonlyMap<string, StoredListing>, drop: readonly string[]): void {

@@ -3,7 +3,17 @@
  * and builds no hint, and every change of a document, a folder or the index is still found in the
  * same pass, read with the hint the full discovery gives it.
  */
-import { mkdirSync, mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -17,9 +27,11 @@ import {
   type IndexReadResult,
   readSessionIndex,
 } from "../../../src/adapter/cline/index-db.ts";
-import { resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
+import { type ClinePaths, resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
 import { QUIET_SCOPE, quietEntry, UNBUILT_HINT, walkShaped } from "../../../src/adapter/cline/quiet.ts";
-import type { ListingStore } from "../../../src/adapter/listings.ts";
+import { QUIET_TREE_SCOPE } from "../../../src/adapter/cline/quiet-tree.ts";
+import { CLINE_ADAPTER_ID } from "../../../src/adapter/cline/types.ts";
+import { type ListingStore, loadListing } from "../../../src/adapter/listings.ts";
 import type { Source, SourceCheckpoint } from "../../../src/adapter/types.ts";
 import { runPass } from "../../../src/collector/pass.ts";
 import { Ledger } from "../../../src/ledger/ledger.ts";
@@ -58,22 +70,70 @@ const paths = () => resolveClinePaths({}, {}, tree.home);
 /** A process 20 s after the files last changed: listings and index marks are confirmed. */
 const later = () => Date.now() + 20_000;
 
-/** One `report`-like process: a fresh adapter over the ledger's store, one pass; counts index reads. */
-async function pass() {
-  const ledger = Ledger.open(state);
+/**
+ * One `report`-like process: a fresh adapter over the ledger's store, one pass; counts index reads,
+ * loads of the checkpoints and the listing scopes loaded whole. `snapshot: false`: the quiet-tree
+ * snapshot (quiet-tree.ts) is dropped first, so the pass takes the quiet discovery's path.
+ */
+async function pass(opts: { readonly snapshot?: boolean; readonly clinePaths?: ClinePaths } = {}) {
+  const ledger = Ledger.open(state, ledgerOpts);
   try {
+    const store = ledger.listings as ListingStore;
+    if (opts.snapshot === false) store.save(QUIET_TREE_SCOPE, new Map(), [tree.sessionsDir]);
     let indexReads = 0;
     const read = (d: string): Promise<IndexReadResult> => {
       indexReads++;
       return readSessionIndex(d);
     };
-    const adapter = createClineAdapter(paths(), cachedIndexReader(read), ledger.listings, later);
+    let checkpointLoads = 0;
+    const known = ledger.knownCheckpoints.bind(ledger);
+    ledger.knownCheckpoints = () => {
+      const k = known();
+      return {
+        all: () => {
+          checkpointLoads++;
+          return k.all();
+        },
+        token: k.token,
+      };
+    };
+    const scopes: string[] = [];
+    const counting: ListingStore = {
+      load: (scope) => {
+        scopes.push(scope);
+        return store.load(scope);
+      },
+      loadOne: (scope, path) => loadListing(store, scope, path),
+      save: (scope, put, drop) => store.save(scope, put, drop),
+    };
+    const adapter = createClineAdapter(opts.clinePaths ?? paths(), cachedIndexReader(read), counting, later);
     const r = await runPass(adapter, ledger);
     const events = [...ledger.iterateEvents()].map((e) => `${e.source_path}|${e.project}|${e.message_id}`);
-    return { r, indexReads, events: events.sort() };
+    // The snapshot answered: nothing loaded whole, no checkpoint, no listing.
+    const snapshot = checkpointLoads === 0 && scopes.length === 0 && r.sources > 0;
+    return { r, indexReads, events: events.sort(), checkpointLoads, scopes, snapshot };
   } finally {
     ledger.close();
   }
+}
+
+/** Ledger.open's options for every pass of a test (a fixed clock: every commit in one millisecond). */
+let ledgerOpts: { readonly now?: () => number } = {};
+beforeEach(() => {
+  ledgerOpts = {};
+});
+
+/** Two passes (the second the quiet discovery, which writes the snapshot), then the snapshot's. */
+async function settle(mode: "quiet" | "snapshot") {
+  await pass();
+  const quiet = await pass();
+  expect(quiet.indexReads).toBe(0);
+  expect(quiet.snapshot).toBe(false);
+  if (mode === "quiet") return quiet;
+  const snap = await pass();
+  expect(snap.snapshot).toBe(true);
+  expect(snap.r).toMatchObject({ sources: quiet.r.sources, read: 0, unchanged: quiet.r.sources, failed: 0 });
+  return snap;
 }
 
 /** Rewrites the file in place (the folder does not change), its mtime moved on. */
@@ -162,64 +222,102 @@ describe("the quiet discovery", () => {
       1,
       ["n1.messages.json|/new|n"],
     ],
+    [
+      "a new session folder (unindexed: only the sessions dir changes)",
+      () =>
+        writeSession(tree, {
+          id: "n2",
+          cwd: "/n2",
+          messages: [{ id: "k", metrics: M(7, 7) }],
+          indexed: false,
+        }),
+      1,
+      ["n2.messages.json|/n2|k"],
+    ],
     ["a document renamed onto a new name", () => renameSync(doc("s2", "a1"), doc("s2", "a9")), 1, []],
   ];
   for (const [what, change, read, added] of changes) {
-    it(`finds ${what} in the same pass`, async () => {
-      await pass();
-      const idle = await pass();
-      expect(idle.indexReads).toBe(0);
-      change();
-      const r = await pass();
-      expect(r.r.read).toBe(read);
-      const newEvents = r.events
-        .filter((e) => !idle.events.includes(e))
-        .map((e) => e.slice(e.lastIndexOf("/", e.indexOf("|")) + 1));
-      for (const e of added) expect(newEvents).toContain(e);
-      // And quiet again afterwards.
-      const after = await pass();
-      expect(after.r.read).toBe(0);
-      expect(after.indexReads).toBe(0);
-    });
+    for (const mode of ["quiet", "snapshot"] as const) {
+      it(`finds ${what} in the same pass (after the ${mode} discovery's)`, async () => {
+        const idle = await settle(mode);
+        change();
+        const r = await pass({ snapshot: mode === "snapshot" });
+        expect(r.snapshot).toBe(false);
+        expect(r.r.read).toBe(read);
+        const newEvents = r.events
+          .filter((e) => !idle.events.includes(e))
+          .map((e) => e.slice(e.lastIndexOf("/", e.indexOf("|")) + 1));
+        for (const e of added) expect(newEvents).toContain(e);
+        // And quiet again afterwards.
+        const after = await pass();
+        expect(after.r.read).toBe(0);
+        expect(after.indexReads).toBe(0);
+        expect((await pass()).snapshot).toBe(true);
+      });
+    }
   }
 
-  it("a deleted document is no source any more, and its index row is reported from then on", async () => {
-    await pass();
-    await pass();
-    rmSync(doc("s2", "a1"));
-    const unusable = (r: Awaited<ReturnType<typeof pass>>) =>
-      r.r.problems.filter((p) => p.code === "index-path-unusable").map((p) => p.path);
-    const r = await pass();
-    expect(r.r.sources).toBe(3);
-    expect(unusable(r)).toEqual([doc("s2", "a1")]);
-    const again = await pass();
-    expect(again.indexReads).toBe(0);
-    expect(again.r.sources).toBe(3);
-    expect(unusable(again)).toEqual([doc("s2", "a1")]);
-  });
+  for (const mode of ["quiet", "snapshot"] as const) {
+    it(`a deleted document is no source any more, and its index row is reported from then on (${mode})`, async () => {
+      await settle(mode);
+      rmSync(doc("s2", "a1"));
+      const unusable = (r: Awaited<ReturnType<typeof pass>>) =>
+        r.r.problems.filter((p) => p.code === "index-path-unusable").map((p) => p.path);
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.r.sources).toBe(3);
+      expect(unusable(r)).toEqual([doc("s2", "a1")]);
+      const again = await pass();
+      expect(again.indexReads).toBe(0);
+      expect(again.r.sources).toBe(3);
+      expect(unusable(again)).toEqual([doc("s2", "a1")]);
+      // And from the snapshot the same problems.
+      const snap = await pass();
+      expect(snap.snapshot).toBe(true);
+      expect(snap.r.sources).toBe(3);
+      expect(snap.r.problems).toEqual(again.r.problems);
+    });
 
-  it("an index that changed (a session's cwd) is read again", async () => {
-    await pass();
-    expect((await pass()).indexReads).toBe(0);
-    const db = new Database(join(tree.dbDir, "sessions.db"));
-    db.prepare("UPDATE sessions SET cwd = '/moved' WHERE session_id = 's1'").run();
-    db.close();
-    const r = await pass();
-    expect(r.indexReads).toBe(1);
-    expect(r.r.read).toBe(0);
-  });
+    it(`a session folder removed and another renamed are found (${mode})`, async () => {
+      const idle = await settle(mode);
+      expect(idle.r.sources).toBe(4);
+      rmSync(folder("s1"), { recursive: true });
+      renameSync(folder("u1"), folder("u2"));
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.snapshot).toBe(false);
+      // s1's document is gone; u1's is now under u2, a document without a checkpoint: read (its
+      // events are the ones already counted, by their keys).
+      expect(r.r.sources).toBe(3);
+      expect(r.r.read).toBe(1);
+      expect(r.r.eventsAdded).toBe(0);
+      await pass();
+      const snap = await pass();
+      expect(snap.snapshot).toBe(true);
+      expect(snap.r.sources).toBe(3);
+    });
+
+    it(`an index that changed (a session's cwd) is read again (${mode})`, async () => {
+      await settle(mode);
+      const db = new Database(join(tree.dbDir, "sessions.db"));
+      db.prepare("UPDATE sessions SET cwd = '/moved' WHERE session_id = 's1'").run();
+      db.close();
+      const r = await pass({ snapshot: mode === "snapshot" });
+      expect(r.snapshot).toBe(false);
+      expect(r.indexReads).toBe(1);
+      expect(r.r.read).toBe(0);
+    });
+  }
 
   it("a quiet source read after all gets the full discovery's hint", async () => {
     await pass();
     const ledger = Ledger.open(state);
     try {
       const adapter = createClineAdapter(paths(), undefined, ledger.listings, later);
-      const known = ledger.allCheckpoints();
+      const known = ledger.knownCheckpoints();
       const found = await adapter.discover(known);
       const s1 = found.sources.find((s) => s.path === doc("s1")) as Source;
       expect(s1.hint).toBe(UNBUILT_HINT);
       // Discovery's stat answers the gate for the checkpoint it compared against, not another.
-      const cp = known.get(s1.path) as SourceCheckpoint;
+      const cp = known.all().get(s1.path) as SourceCheckpoint;
       expect(adapter.unchangedNow?.(s1, cp)).toBe(true);
       expect(adapter.unchangedNow?.(s1, { ...cp })).toBe(true);
       expect(adapter.unchangedNow?.(s1, { ...cp, size: cp.size + 1 })).toBe(false);
@@ -346,5 +444,155 @@ describe("a stored entry the index no longer matches", () => {
     } finally {
       ledger.close();
     }
+  });
+});
+
+describe("the quiet-tree snapshot (quiet-tree.ts) and the checkpoints it vouches for", () => {
+  /** A pass as the daemon's loop runs it: discovery without the checkpoints, so no snapshot is used or dropped. */
+  async function daemonPass() {
+    const ledger = Ledger.open(state, ledgerOpts);
+    try {
+      const a = createClineAdapter(paths(), undefined, ledger.listings, later);
+      return await runPass({ ...a, discover: () => a.discover() }, ledger);
+    } finally {
+      ledger.close();
+    }
+  }
+
+  it("a checkpoint deleted after the snapshot (another process): the document is read again", async () => {
+    await settle("snapshot");
+    const ledger = Ledger.open(state);
+    try {
+      const live = new Set([...ledger.allCheckpoints().keys()].filter((p) => p !== doc("s1")));
+      expect(ledger.pruneCheckpoints(CLINE_ADAPTER_ID, live, [])).toBe(1);
+    } finally {
+      ledger.close();
+    }
+    const r = await pass();
+    expect(r.snapshot).toBe(false);
+    expect(r.r.read).toBe(1);
+    expect(r.r.eventsAdded).toBe(0);
+    expect((await pass()).snapshot).toBe(false);
+    expect((await pass()).snapshot).toBe(true);
+  });
+
+  it("a checkpoint re-put in the same millisecond with another fingerprint, the file then restored: read again", async () => {
+    // Every commit in one millisecond: `updated_ms` cannot tell the re-put; its fingerprint must.
+    ledgerOpts = { now: () => 1_796_000_000_000 };
+    const original = readFileSync(doc("s1"));
+    const t0 = 1_790_000_000;
+    utimesSync(doc("s1"), t0, t0);
+    await settle("snapshot");
+    // Another process (the daemon) reads a rewrite of the same size, in place...
+    const text = original.toString().replace('"id": "m1"', '"id": "m5"');
+    expect(text).not.toBe(original.toString());
+    expect(text.length).toBe(original.length);
+    rewrite(doc("s1"), text);
+    expect((await daemonPass()).read).toBe(1);
+    // ...and the file is put back as it was (same inode, size and mtime; a backup restored).
+    writeFileSync(doc("s1"), original);
+    utimesSync(doc("s1"), t0, t0);
+    const r = await pass();
+    expect(r.snapshot).toBe(false);
+    // The checkpoint is the rewrite's: the restored file differs from it, and is read again.
+    expect(r.r.read).toBe(1);
+  });
+
+  it("the token: a delete, a put of another fingerprint or in another millisecond change it; the same put does not", () => {
+    const ledger = Ledger.open(state);
+    try {
+      const cp = (size: number, mtimeNs = "1796000000000000000", ino = 7) => ({
+        path: "/x/a.messages.json",
+        size,
+        mtimeNs,
+        ino,
+        dev: 1,
+      });
+      const put = (c: SourceCheckpoint, at: number, adapter = CLINE_ADAPTER_ID) =>
+        (ledger as unknown as { transaction<T>(f: () => T): T }).transaction(() =>
+          (
+            ledger as unknown as { checkpoints: { put(c: SourceCheckpoint, a: string, n: number): void } }
+          ).checkpoints.put(c, adapter, at),
+        );
+      const token = () => ledger.knownCheckpoints().token(CLINE_ADAPTER_ID);
+      const empty = token();
+      put(cp(10), 5);
+      const one = token();
+      expect(one).not.toBe(empty);
+      put(cp(10), 5);
+      expect(token()).toBe(one);
+      for (const c of [cp(11), cp(10, "1796000000000000001"), cp(10, undefined, 8)]) {
+        put(c, 5);
+        expect(token(), JSON.stringify(c)).not.toBe(one);
+        put(cp(10), 5);
+        expect(token()).toBe(one);
+      }
+      put(cp(10), 6);
+      expect(token()).not.toBe(one);
+      put(cp(10), 5);
+      put({ ...cp(10), path: "/y/b.messages.json" }, 5, "other-adapter");
+      expect(token()).toBe(one);
+      ledger.pruneCheckpoints(CLINE_ADAPTER_ID, new Set(), []);
+      expect(token()).toBe(empty);
+    } finally {
+      ledger.close();
+    }
+  });
+
+  it("a HOME without sessions over a full ledger loads no checkpoint and no folder listing", async () => {
+    await settle("snapshot");
+    const empty = resolveClinePaths({}, {}, join(dir, "empty-home"));
+    for (let i = 0; i < 2; i++) {
+      const r = await pass({ clinePaths: empty });
+      expect(r.r.sources).toBe(0);
+      expect(r.checkpointLoads).toBe(0);
+      expect(r.scopes.filter((s) => s !== QUIET_SCOPE)).toEqual([]);
+    }
+    // The tree's own snapshot is still there.
+    expect((await pass()).snapshot).toBe(true);
+  });
+
+  it("a damaged snapshot is none: the quiet discovery answers and writes it again", async () => {
+    await settle("snapshot");
+    const damage = [
+      (e: string) => e.slice(0, -3),
+      (e: string) => `${e}/x`,
+      (e: string) => e.replace(/^1\n/, "9\n"),
+      (e: string) => e.split("\n").slice(0, 4).join("\n"),
+      (e: string) => {
+        const lines = e.split("\n");
+        lines[4] = (lines[4] as string).slice(8);
+        return lines.join("\n");
+      },
+    ];
+    for (const d of damage) {
+      const ledger = Ledger.open(state);
+      try {
+        const store = ledger.listings as ListingStore;
+        const entry = loadListing(store, QUIET_TREE_SCOPE, tree.sessionsDir);
+        expect(entry).toBeDefined();
+        if (entry === undefined) return;
+        store.save(
+          QUIET_TREE_SCOPE,
+          new Map([[tree.sessionsDir, { ...entry, entries: d(entry.entries) }]]),
+          [],
+        );
+      } finally {
+        ledger.close();
+      }
+      const r = await pass();
+      expect(r.snapshot).toBe(false);
+      expect(r.r).toMatchObject({ sources: 4, read: 0, unchanged: 4, failed: 0 });
+      expect((await pass()).snapshot).toBe(true);
+    }
+  });
+
+  it("no snapshot for a tree with a symlink in the sessions dir", async () => {
+    symlinkSync(join(dir, "nowhere"), join(tree.sessionsDir, "dangling"));
+    await pass();
+    await pass();
+    const third = await pass();
+    expect(third.r.read).toBe(0);
+    expect(third.snapshot).toBe(false);
   });
 });

@@ -202,6 +202,8 @@ export function withCaptures(messages: Adapter, captures: Adapter): Adapter {
         sources: [...a.sources, ...b.sources],
         problems: [...a.problems, ...b.problems],
         listings: [...(a.listings ?? []), ...(b.listings ?? [])],
+        // Capture files are always listed: only the messages surface counts sources unlisted.
+        ...(a.unchangedUnlisted === undefined ? {} : { unchangedUnlisted: a.unchangedUnlisted }),
       };
     },
     collectIncremental: (s, cp) => pick(s).collectIncremental(s, cp),
