@@ -15,6 +15,7 @@ import {
   type EscapedText,
   NEWLINE,
   nextByte,
+  simpleToken,
 } from "./escaped-text.ts";
 
 /** Per-line hashes of a text: line i is `hashes[2i], hashes[2i+1]`. */
@@ -27,7 +28,7 @@ const H1_SEED = 0x811c9dc5; // FNV-1a offset basis
 const H2_SEED = 0x9747b28c;
 const NO_EOL = 0x5bd1e995;
 
-/** Appends line hashes; grows by doubling. */
+/** Appends line hashes; grows by doubling; reusable (`reset`). */
 export class LinesBuilder {
   private hashes = new Uint32Array(32);
   private n = 0;
@@ -45,6 +46,16 @@ export class LinesBuilder {
 
   get count(): number {
     return this.n;
+  }
+
+  /** The hashes pushed so far (line i at 2i, 2i+1, i < count): the builder's own array, no copy. */
+  get data(): Uint32Array {
+    return this.hashes;
+  }
+
+  /** Empties the builder, keeping its array for the next text. */
+  reset(): void {
+    this.n = 0;
   }
 
   build(): Lines {
@@ -83,6 +94,7 @@ export function hashLines(
   // cursor's fields would be loads and stores per byte); queued bytes (>= 0x80) are never a newline.
   const c: Cursor = cursorOf({ buf: t.buf, start: from, end: to, depth: t.depth });
   const buf = t.buf;
+  const depth = t.depth;
   let h1 = H1_SEED;
   let h2 = H2_SEED;
   let len = 0;
@@ -90,20 +102,25 @@ export function hashLines(
   let pos = from;
   while (pos < to) {
     let b = buf[pos] as number;
-    if (b === BACKSLASH) {
-      c.pos = pos;
-      b = decodeToken(c);
-      pos = c.pos;
-      while (c.qn > 0) {
-        h1 = Math.imul(h1 ^ b, 0x01000193);
-        h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
-        len++;
-        b = c.q & 0xff;
-        c.q >>>= 8;
-        c.qn--;
+    if (b !== BACKSLASH) pos++;
+    else {
+      const f = simpleToken(buf, pos, to, depth);
+      if (f >= 0) {
+        pos += f >>> 8;
+        b = f & 0xff;
+      } else {
+        c.pos = pos;
+        b = decodeToken(c);
+        pos = c.pos;
+        while (c.qn > 0) {
+          h1 = Math.imul(h1 ^ b, 0x01000193);
+          h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+          len++;
+          b = c.q & 0xff;
+          c.q >>>= 8;
+          c.qn--;
+        }
       }
-    } else {
-      pos++;
     }
     if (b === NEWLINE) {
       finish(out, h1, h2, len, true);
@@ -138,6 +155,7 @@ export function forEachHashedLine(
   const c = cursorOf(t);
   const buf = t.buf;
   const to = t.end;
+  const depth = t.depth;
   let h1 = H1_SEED;
   let h2 = H2_SEED;
   let len = 0;
@@ -148,20 +166,25 @@ export function forEachHashedLine(
     const tokenStart = pos;
     let b = buf[pos] as number;
     const esc = b === BACKSLASH;
-    if (esc) {
-      c.pos = pos;
-      b = decodeToken(c);
-      pos = c.pos;
-      while (c.qn > 0) {
-        h1 = Math.imul(h1 ^ b, 0x01000193);
-        h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
-        len++;
-        b = c.q & 0xff;
-        c.q >>>= 8;
-        c.qn--;
+    if (!esc) pos++;
+    else {
+      const f = simpleToken(buf, pos, to, depth);
+      if (f >= 0) {
+        pos += f >>> 8;
+        b = f & 0xff;
+      } else {
+        c.pos = pos;
+        b = decodeToken(c);
+        pos = c.pos;
+        while (c.qn > 0) {
+          h1 = Math.imul(h1 ^ b, 0x01000193);
+          h2 = Math.imul(((h2 << 5) | (h2 >>> 27)) ^ b, 0x9e3779b1);
+          len++;
+          b = c.q & 0xff;
+          c.q >>>= 8;
+          c.qn--;
+        }
       }
-    } else {
-      pos++;
     }
     if (b === NEWLINE) {
       if (
@@ -209,18 +232,25 @@ export function textLines(t: EscapedText): Lines {
 export function lineCount(t: EscapedText): number {
   const c = cursorOf(t);
   const buf = t.buf;
+  const end = t.end;
+  const depth = t.depth;
   let n = 0;
   let tail = false; // bytes after the last newline
   let pos = t.start;
-  while (pos < t.end) {
+  while (pos < end) {
     let b = buf[pos] as number;
-    if (b === BACKSLASH) {
-      c.pos = pos;
-      b = decodeToken(c);
-      pos = c.pos;
-      c.qn = 0; // the rest of a multi-byte character: never a newline
-    } else {
-      pos++;
+    if (b !== BACKSLASH) pos++;
+    else {
+      const f = simpleToken(buf, pos, end, depth);
+      if (f >= 0) {
+        pos += f >>> 8;
+        b = f & 0xff;
+      } else {
+        c.pos = pos;
+        b = decodeToken(c);
+        pos = c.pos;
+        c.qn = 0; // the rest of a multi-byte character: never a newline
+      }
     }
     if (b === NEWLINE) {
       n++;
@@ -248,13 +278,18 @@ export function forEachLine(
   while (pos < t.end) {
     const tokenStart = pos;
     let b = buf[pos] as number;
-    if (b === BACKSLASH) {
-      c.pos = pos;
-      b = decodeToken(c);
-      pos = c.pos;
-      c.qn = 0;
-    } else {
-      pos++;
+    if (b !== BACKSLASH) pos++;
+    else {
+      const f = simpleToken(buf, pos, t.end, t.depth);
+      if (f >= 0) {
+        pos += f >>> 8;
+        b = f & 0xff;
+      } else {
+        c.pos = pos;
+        b = decodeToken(c);
+        pos = c.pos;
+        c.qn = 0;
+      }
     }
     if (b === NEWLINE) {
       if (visit(lineStart, tokenStart, pos) === false) return;

@@ -6,6 +6,7 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { cursorOf, decodeToken, simpleToken } from "../../src/scan/escaped-text.ts";
 import {
   forEachHashedLine,
   forEachLine,
@@ -14,7 +15,7 @@ import {
   lineCount,
   textLines,
 } from "../../src/scan/lines.ts";
-import { numstat } from "../../src/scan/numstat.ts";
+import { DiffScratch, numstat, numstatOf } from "../../src/scan/numstat.ts";
 import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
 const BS = "\\";
@@ -159,6 +160,59 @@ describe("lines of an escaped text", () => {
   });
 });
 
+describe("simpleToken, the escapes read without a cursor", () => {
+  // Raw bytes from the escapes' own alphabet: valid, malformed and cut escapes at both depths.
+  const rawArb = fc
+    .array(
+      fc.constantFrom(
+        "\\",
+        "\\",
+        "\\",
+        '"',
+        "n",
+        "u",
+        "0",
+        "a",
+        "F",
+        "/",
+        "t",
+        "\n",
+        "é",
+        "x",
+        "\\\\n",
+        '\\\\\\"',
+      ),
+      {
+        maxLength: 24,
+      },
+    )
+    .map((parts) => Buffer.from(parts.join(""), "utf8"));
+
+  for (const depth of [1, 2] as const) {
+    it(`reads what decodeToken reads, or leaves the token to it (depth ${depth})`, () => {
+      let read = 0;
+      fc.assert(
+        fc.property(rawArb, fc.nat(), (buf, cut) => {
+          const end = buf.length === 0 ? 0 : buf.length - (cut % Math.min(buf.length, 3));
+          for (let pos = 0; pos < end; pos++) {
+            if (buf[pos] !== 0x5c) continue;
+            const f = simpleToken(buf, pos, end, depth);
+            if (f < 0) continue;
+            read++;
+            const c = cursorOf({ buf, start: pos, end, depth });
+            expect(decodeToken(c)).toBe(f & 0xff);
+            expect(c.pos).toBe(pos + (f >>> 8));
+            expect(c.qn).toBe(0);
+            expect(c.bad).toBe(0);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+      expect(read).toBeGreaterThan(100);
+    });
+  }
+});
+
 describe("non-canonical writers", () => {
   /** The raw depth-2 bytes of `text` with the OUTER escapes of `"` and `\` spelled as `\u0022`/`\u005c`. */
   function unicodeOuter(text: string): Buffer {
@@ -199,14 +253,25 @@ describe("non-canonical writers", () => {
 describe("numstat against git diff --numstat", () => {
   const tmp = tempDir();
   afterAll(tmp.done);
+  /** One set of arrays for every diff of this block of tests: what a reader reuses across edits. */
+  const shared = new DiffScratch();
 
   /** Each run: a batch of pairs, one git process for the batch. */
   const agree = (pairs: readonly (readonly [string, string])[], depth: 1 | 2): void => {
     const git = gitNumstatMany(tmp.dir, pairs);
     pairs.forEach(([a, b], i) => {
-      const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
+      const la = textLines(escaped(a, depth));
+      const lb = textLines(escaped(b, depth));
+      const got = numstat(la, lb);
       expect({ added: got.added, removed: got.removed }, JSON.stringify([a, b])).toEqual(git[i]);
       expect(got.exact).toBe(true);
+      // The same with arrays left over from every pair before (of every size), and from one array
+      // holding both sides at offsets, as the SEARCH/REPLACE and patch readers call it.
+      expect(numstat(la, lb, undefined, shared)).toEqual(got);
+      const both = new Uint32Array(2 * (la.count + lb.count) + 4).fill(7);
+      both.set(la.hashes.subarray(0, 2 * la.count), 2);
+      both.set(lb.hashes.subarray(0, 2 * lb.count), 2 + 2 * la.count);
+      expect(numstatOf(both, 1, la.count, both, 1 + la.count, lb.count, shared)).toEqual(got);
     });
   };
 
