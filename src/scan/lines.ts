@@ -32,6 +32,10 @@ const NO_EOL = 0x5bd1e995;
 export class LinesBuilder {
   private hashes = new Uint32Array(32);
   private n = 0;
+  /** The running hash of the last line when `hashLines` pushed it without a newline, else len -1. */
+  private openH1 = 0;
+  private openH2 = 0;
+  private openLen = -1;
 
   push(h1: number, h2: number): void {
     if (2 * this.n + 2 > this.hashes.length) {
@@ -42,6 +46,29 @@ export class LinesBuilder {
     this.hashes[2 * this.n] = h1 >>> 0;
     this.hashes[2 * this.n + 1] = h2 >>> 0;
     this.n++;
+    this.openLen = -1;
+  }
+
+  /** `hashLines`: the line just pushed ended the text without a newline; its running hash. */
+  opened(h1: number, h2: number, len: number): void {
+    this.openH1 = h1;
+    this.openH2 = h2;
+    this.openLen = len;
+  }
+
+  /** Whether the last line pushed (by `hashLines`) ended its text without a newline. */
+  get lastOpen(): boolean {
+    return this.openLen >= 0;
+  }
+
+  /**
+   * Hashes that last line again as one ending in a newline (what `hashLines` with `lastEol` would
+   * have pushed): for two texts that both end mid-line, so the text is walked once.
+   */
+  closeLast(): void {
+    if (this.openLen < 0) return;
+    this.n--;
+    finish(this, this.openH1, this.openH2, this.openLen, true);
   }
 
   get count(): number {
@@ -56,6 +83,7 @@ export class LinesBuilder {
   /** Empties the builder, keeping its array for the next text. */
   reset(): void {
     this.n = 0;
+    this.openLen = -1;
   }
 
   build(): Lines {
@@ -136,6 +164,7 @@ export function hashLines(
   }
   if (len > 0) {
     finish(out, h1, h2, len, lastEol);
+    if (!lastEol) out.opened(h1, h2, len);
     n++;
   }
   return n;
@@ -230,6 +259,17 @@ export function textLines(t: EscapedText): Lines {
 
 /** The number of lines of a text: its newlines, plus one when it is non-empty and does not end in one. */
 export function lineCount(t: EscapedText): number {
+  const w = newlinesAndTail(t);
+  return (w >>> 1) + (w & 1);
+}
+
+/** The newlines of a text (its lines, less a last line without one). */
+export function newlineCount(t: EscapedText): number {
+  return newlinesAndTail(t) >>> 1;
+}
+
+/** One walk: the text's newlines * 2, plus 1 when bytes follow the last newline. */
+function newlinesAndTail(t: EscapedText): number {
   const c = cursorOf(t);
   const buf = t.buf;
   const end = t.end;
@@ -259,7 +299,7 @@ export function lineCount(t: EscapedText): number {
       tail = true;
     }
   }
-  return tail ? n + 1 : n;
+  return 2 * n + (tail ? 1 : 0);
 }
 
 /**

@@ -39,21 +39,21 @@ export const DEFAULT_DIFF_BUDGET = 5_000_000;
  */
 export class DiffScratch {
   /** Both sides' lines as interned ids. */
-  x: Int32Array = new Int32Array(64);
-  y: Int32Array = new Int32Array(64);
+  x: Int32Array = new Int32Array(16);
+  y: Int32Array = new Int32Array(16);
   /** The interning table: the hash pair of each slot and its id (-1: empty). */
-  k1: Uint32Array = new Uint32Array(256);
-  k2: Uint32Array = new Uint32Array(256);
-  ids: Int32Array = new Int32Array(256);
+  k1: Uint32Array = new Uint32Array(16);
+  k2: Uint32Array = new Uint32Array(16);
+  ids: Int32Array = new Int32Array(16);
   /** Occurrences of each id in each whole text. */
-  inX: Int32Array = new Int32Array(128);
-  inY: Int32Array = new Int32Array(128);
+  inX: Int32Array = new Int32Array(16);
+  inY: Int32Array = new Int32Array(16);
   /** `kept`'s classes and both sides' kept lines. */
-  dis: Uint8Array = new Uint8Array(64);
-  xs: Int32Array = new Int32Array(64);
-  ys: Int32Array = new Int32Array(64);
+  dis: Uint8Array = new Uint8Array(16);
+  xs: Int32Array = new Int32Array(16);
+  ys: Int32Array = new Int32Array(16);
   /** Myers' frontier. */
-  v: Int32Array = new Int32Array(256);
+  v: Int32Array = new Int32Array(16);
 }
 
 /** The size to grow an array of `have` to, for `need`: doubled until it holds it. */

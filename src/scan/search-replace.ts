@@ -11,7 +11,8 @@
  */
 import type { EscapedText } from "./escaped-text.ts";
 import { forEachHashedLine, type Lines, LinesBuilder } from "./lines.ts";
-import { DiffScratch, type NumStat, numstatOf } from "./numstat.ts";
+import { type NumStat, numstatOf } from "./numstat.ts";
+import type { CountingScratch } from "./scratch.ts";
 
 export interface SearchReplaceBlock {
   readonly old: Lines;
@@ -112,23 +113,17 @@ export interface BlocksNumStat extends NumStat {
   readonly blocks: number;
 }
 
-/** The reusable arrays of `searchReplaceNumstat`: one per reader (a document's parse). */
-export class BlockScratch {
-  readonly lines = new LinesBuilder();
-  readonly diff = new DiffScratch();
-}
-
 /**
  * The sum of each block's numstat (as `searchReplaceBlocks` then `numstat` per block would count),
  * in `s`'s arrays: nothing allocated per block or line; null when the text is malformed.
  */
-export function searchReplaceNumstat(t: EscapedText, s: BlockScratch): BlocksNumStat | null {
+export function searchReplaceNumstat(t: EscapedText, s: CountingScratch): BlocksNumStat | null {
   let added = 0;
   let removed = 0;
   let exact = true;
   let blocks = 0;
-  const ok = walkBlocks(t, s.lines, (nOld, nNew) => {
-    const h = s.lines.data;
+  const ok = walkBlocks(t, s.a, (nOld, nNew) => {
+    const h = s.a.data;
     const n = numstatOf(h, 0, nOld, h, nOld, nNew, s.diff);
     added += n.added;
     removed += n.removed;

@@ -11,8 +11,10 @@ import {
   forEachHashedLine,
   forEachLine,
   hashLine,
+  hashLines,
   LinesBuilder,
   lineCount,
+  newlineCount,
   textLines,
 } from "../../src/scan/lines.ts";
 import { DiffScratch, numstat, numstatOf } from "../../src/scan/numstat.ts";
@@ -136,6 +138,28 @@ describe("lines of an escaped text", () => {
             return true;
           });
           expect(got).toEqual(want);
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+
+  for (const depth of [1, 2] as const) {
+    it(`one walk: newlineCount, lastOpen and closeLast as the decoded text and hashLines' lastEol say (depth ${depth})`, () => {
+      const out = new LinesBuilder();
+      fc.assert(
+        fc.property(fc.oneof(textArb, fc.string()), (s) => {
+          const t = escaped(s, depth);
+          expect(newlineCount(t)).toBe(s.split("\n").length - 1);
+          out.reset();
+          hashLines(t, t.start, t.end, out);
+          expect(out.lastOpen).toBe(s.length > 0 && !s.endsWith("\n"));
+          expect(Array.from(out.data.subarray(0, 2 * out.count))).toEqual(Array.from(textLines(t).hashes));
+          const eol = new LinesBuilder();
+          hashLines(t, t.start, t.end, eol, true);
+          out.closeLast();
+          expect(out.lastOpen).toBe(false);
+          expect(Array.from(out.data.subarray(0, 2 * out.count))).toEqual(Array.from(eol.build().hashes));
         }),
         { numRuns: 300 },
       );

@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { lineCount } from "../../src/scan/lines.ts";
 import { numstat } from "../../src/scan/numstat.ts";
-import { BlockScratch, searchReplaceBlocks, searchReplaceNumstat } from "../../src/scan/search-replace.ts";
+import { CountingScratch } from "../../src/scan/scratch.ts";
+import { searchReplaceBlocks, searchReplaceNumstat } from "../../src/scan/search-replace.ts";
 import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
 const BS = "\\";
@@ -42,7 +43,7 @@ describe("searchReplaceBlocks", () => {
   const tmp = tempDir();
   afterAll(tmp.done);
   /** Reused by every text of these tests, as a reader reuses it across a history's edits. */
-  const shared = new BlockScratch();
+  const shared = new CountingScratch();
 
   for (const depth of [1, 2] as const) {
     it(`each block counts as git counts its old -> new (depth ${depth})`, () => {

@@ -9,7 +9,8 @@ import { extensionOf } from "../../scan/extension.ts";
 import { languageOf } from "../../scan/language.ts";
 import { lineCount } from "../../scan/lines.ts";
 import { isWrongType, type RawBytes } from "../../scan/schema.ts";
-import { BlockScratch, searchReplaceNumstat } from "../../scan/search-replace.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
+import { searchReplaceNumstat } from "../../scan/search-replace.ts";
 import type { ToolOutcome } from "../timing.ts";
 import type { EditRecord, EditSource, ToolCall } from "../types.ts";
 
@@ -61,7 +62,7 @@ export interface EditLines {
 export function editLines(
   tool: EditTool,
   content: EscapedText | undefined,
-  scratch = new BlockScratch(),
+  scratch = new CountingScratch(),
 ): EditLines {
   if (tool === "fileDeleted") return { tool: "fileDeleted", linesAdded: 0, linesRemoved: 0, exact: false };
   if (content === undefined) {
@@ -88,7 +89,7 @@ export function taskEditRecord(
   how: "say" | "ask" | "diff_error",
   body: Record<string, unknown> | undefined,
   outcome: ToolOutcome,
-  scratch = new BlockScratch(),
+  scratch = new CountingScratch(),
 ): EditRecord | undefined {
   const decision = how === "diff_error" ? "failed" : editDecision(outcome);
   if (decision === undefined) return undefined;

@@ -17,7 +17,7 @@ import {
   type WrongType,
   wrongTypeShown,
 } from "../../scan/schema.ts";
-import { BlockScratch } from "../../scan/search-replace.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
 import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
 import { deliveryRecords } from "../deliveries.ts";
 import { latestTs, validTs } from "../timing.ts";
@@ -85,10 +85,10 @@ export interface TaskContext {
   /** `cline.client` of a message at a ts (task_metadata.json's hosts); the root's when absent. */
   readonly clientAt?: (ts: number) => string;
   /**
-   * The line counting's reusable arrays (src/scan/search-replace.ts), shared by the documents one
+   * The line counting's reusable arrays (src/scan/scratch.ts), shared by the documents one
    * reader parses one after another (parsing is synchronous); a set of this parse's own when absent.
    */
-  readonly counting?: BlockScratch;
+  readonly counting?: CountingScratch;
 }
 
 export interface ParsedTask {
@@ -268,8 +268,8 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   /** Tools before any request (none are expected): recorded without a paying request. */
   const orphans: PendingTool[] = [];
   let scratch = ctx.counting;
-  const counting = (): BlockScratch => {
-    scratch ??= new BlockScratch();
+  const counting = (): CountingScratch => {
+    scratch ??= new CountingScratch();
     return scratch;
   };
 
