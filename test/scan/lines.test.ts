@@ -166,6 +166,37 @@ describe("lines of an escaped text", () => {
     });
   }
 
+  it("near-identical lines: no pair collides, and each 32-bit half collides about as a random one would", () => {
+    // Every prefix of a base (0..16 characters), and each with one character changed to each of 50
+    // (6,782 lines): the lines a weak mixer (a byte or a word position ignored) would confuse.
+    const base = "const value = 1;";
+    const alphabet = Array.from("abz019 ;=.()[]{}\"'\\\t/é😀ABZ-+*&|^%$#@!?<>,:_~`xyQ\u0001\u007f");
+    const texts = new Set<string>();
+    for (let len = 0; len <= base.length; len++) {
+      const prefix = base.slice(0, len);
+      texts.add(prefix);
+      for (let pos = 0; pos < len; pos++)
+        for (const ch of alphabet) texts.add(prefix.slice(0, pos) + ch + prefix.slice(pos + 1));
+    }
+    const lines = [...texts];
+    const l = textLines(escaped(`${lines.join("\n")}\n`, 1));
+    expect(l.count).toBe(lines.length);
+    const pairs = new Set<string>();
+    const halves = [new Set<number>(), new Set<number>()];
+    let collisions = [0, 0];
+    for (let i = 0; i < l.count; i++) {
+      pairs.add(`${l.hashes[2 * i]}:${l.hashes[2 * i + 1]}`);
+      for (const k of [0, 1] as const) {
+        const h = l.hashes[2 * i + k] as number;
+        if (halves[k]?.has(h)) collisions = collisions.map((c, j) => (j === k ? c + 1 : c));
+        halves[k]?.add(h);
+      }
+    }
+    expect(pairs.size).toBe(lines.length);
+    // A random 32-bit hash collides here with probability ~n^2 / 2^33, about 0.005.
+    expect(collisions).toEqual([0, 0]);
+  });
+
   it("a lone surrogate escape is a character of its line, never a newline", () => {
     for (const depth of [1, 2] as const) {
       expect(lineCount(escaped("a\ud800b\nc\udc00", depth))).toBe(2);
