@@ -70,6 +70,33 @@ function dequeue(c: Cursor): number {
 }
 
 /**
+ * The common escape tokens read without a cursor: a one-letter escape of the innermost string
+ * (depth 1 `\n`; depth 2 `\\n`, `\\\"`, `\\\\`: a code line's newlines, quotes and
+ * backslashes), as `byte | length << 8`; -1 for any other token (a `\u` escape at either level, a
+ * malformed escape, one cut by `end`), which the caller reads with `decodeToken` (same result: a
+ * property test, test/scan/lines.test.ts). `buf[pos]` is a backslash on a token boundary.
+ */
+export function simpleToken(buf: Uint8Array, pos: number, end: number, depth: 1 | 2): number {
+  if (depth === 1) {
+    if (pos + 1 >= end) return -1;
+    const s = simpleEscape(buf[pos + 1] as number);
+    return s < 0 ? -1 : s | (2 << 8);
+  }
+  // Depth 2: the outer `\\` is the inner escape's backslash; its letter is a raw byte or an outer escape.
+  if (pos + 2 >= end || buf[pos + 1] !== BACKSLASH) return -1;
+  const e = buf[pos + 2] as number;
+  if (e !== BACKSLASH) {
+    const s = simpleEscape(e);
+    return s < 0 ? -1 : s | (3 << 8);
+  }
+  if (pos + 3 >= end) return -1;
+  const u = simpleEscape(buf[pos + 3] as number);
+  if (u < 0) return -1;
+  const s = simpleEscape(u);
+  return s < 0 ? -1 : s | (4 << 8);
+}
+
+/**
  * Decodes the escape token at `c.pos` (a raw backslash), moves past it and returns its first logical
  * byte (the others, if any, are queued). A malformed escape is a literal backslash (counted in `bad`).
  */

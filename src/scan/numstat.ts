@@ -32,51 +32,131 @@ export interface NumStat {
  */
 export const DEFAULT_DIFF_BUDGET = 5_000_000;
 
+/**
+ * The typed arrays one diff uses, kept for the next (a history's edits are thousands of small
+ * blocks: a fresh set of arrays per block cost more than the diff itself, and fed the GC). Grown by
+ * doubling, never shrunk; one per reader (a document's parse), never shared across threads.
+ */
+export class DiffScratch {
+  /** Both sides' lines as interned ids. */
+  x: Int32Array = new Int32Array(16);
+  y: Int32Array = new Int32Array(16);
+  /** The interning table: the hash pair of each slot and its id (-1: empty). */
+  k1: Uint32Array = new Uint32Array(16);
+  k2: Uint32Array = new Uint32Array(16);
+  ids: Int32Array = new Int32Array(16);
+  /** Occurrences of each id in each whole text. */
+  inX: Int32Array = new Int32Array(16);
+  inY: Int32Array = new Int32Array(16);
+  /** `kept`'s classes and both sides' kept lines. */
+  dis: Uint8Array = new Uint8Array(16);
+  xs: Int32Array = new Int32Array(16);
+  ys: Int32Array = new Int32Array(16);
+  /** Myers' frontier. */
+  v: Int32Array = new Int32Array(16);
+}
+
+/** The size to grow an array of `have` to, for `need`: doubled until it holds it. */
+function grownSize(have: number, need: number): number {
+  let size = have * 2;
+  while (size < need) size *= 2;
+  return size;
+}
+const i32 = (a: Int32Array, n: number): Int32Array =>
+  a.length >= n ? a : new Int32Array(grownSize(a.length, n));
+const u32 = (a: Uint32Array, n: number): Uint32Array =>
+  a.length >= n ? a : new Uint32Array(grownSize(a.length, n));
+
 /** `git diff --numstat` of `a` -> `b`. */
-export function numstat(a: Lines, b: Lines, budget = DEFAULT_DIFF_BUDGET): NumStat {
-  const [x, y, ids] = intern(a, b);
-  let lo = 0;
-  let hiX = x.length;
-  let hiY = y.length;
-  while (lo < hiX && lo < hiY && x[lo] === y[lo]) lo++;
-  while (hiX > lo && hiY > lo && x[hiX - 1] === y[hiY - 1]) {
-    hiX--;
-    hiY--;
-  }
-  // Each line's number of occurrences in each WHOLE text (xdiff counts before trimming).
-  const inX = new Int32Array(ids);
-  const inY = new Int32Array(ids);
-  for (const v of x) inX[v] = (inX[v] as number) + 1;
-  for (const v of y) inY[v] = (inY[v] as number) + 1;
-  const xs = kept(x, lo, hiX, inY);
-  const ys = kept(y, lo, hiY, inX);
-  const xOut = hiX - lo - xs.length;
-  const yOut = hiY - lo - ys.length;
-  const d = editDistance(xs, ys, budget);
-  if (d < 0) return { added: hiY - lo, removed: hiX - lo, exact: false };
-  const grow = ys.length - xs.length;
-  return { added: yOut + (d + grow) / 2, removed: xOut + (d - grow) / 2, exact: true };
+export function numstat(a: Lines, b: Lines, budget = DEFAULT_DIFF_BUDGET, s = new DiffScratch()): NumStat {
+  return numstatOf(a.hashes, 0, a.count, b.hashes, 0, b.count, s, budget);
 }
 
 /**
- * Both sides' lines as small integers, equal exactly when their hash pairs are equal, and how many
- * distinct ones: an open-addressing table over the pairs in typed arrays (a JS Map keyed by a
- * 53-bit number was 10x slower: every key a heap number).
+ * `git diff --numstat` of the `na` lines of `ha` from line `a0` -> the `nb` lines of `hb` from `b0`
+ * (line i's hash pair at `2i, 2i+1`; both may be one array), in `s`'s arrays.
  */
-function intern(a: Lines, b: Lines): [Int32Array, Int32Array, number] {
+export function numstatOf(
+  ha: Uint32Array,
+  a0: number,
+  na: number,
+  hb: Uint32Array,
+  b0: number,
+  nb: number,
+  s: DiffScratch,
+  budget = DEFAULT_DIFF_BUDGET,
+): NumStat {
+  // The common prefix and suffix on the hash pairs themselves: when one side is all of it, the
+  // rest of the other is added or removed whole (what the search below would find, without it).
+  let lo = 0;
+  while (lo < na && lo < nb && samePair(ha, 2 * (a0 + lo), hb, 2 * (b0 + lo))) lo++;
+  let hiX = na;
+  let hiY = nb;
+  while (hiX > lo && hiY > lo && samePair(ha, 2 * (a0 + hiX - 1), hb, 2 * (b0 + hiY - 1))) {
+    hiX--;
+    hiY--;
+  }
+  if (hiX === lo || hiY === lo) return { added: hiY - lo, removed: hiX - lo, exact: true };
+  const ids = intern(ha, a0, na, hb, b0, nb, s);
+  const x = s.x;
+  const y = s.y;
+  // Each line's number of occurrences in each WHOLE text (xdiff counts before trimming).
+  s.inX = i32(s.inX, ids);
+  s.inY = i32(s.inY, ids);
+  const inX = s.inX.fill(0, 0, ids);
+  const inY = s.inY.fill(0, 0, ids);
+  for (let i = 0; i < na; i++) inX[x[i] as number] = (inX[x[i] as number] as number) + 1;
+  for (let i = 0; i < nb; i++) inY[y[i] as number] = (inY[y[i] as number] as number) + 1;
+  s.xs = i32(s.xs, hiX - lo);
+  s.ys = i32(s.ys, hiY - lo);
+  const nxs = kept(x, na, lo, hiX, inY, s, s.xs);
+  const nys = kept(y, nb, lo, hiY, inX, s, s.ys);
+  const xOut = hiX - lo - nxs;
+  const yOut = hiY - lo - nys;
+  const d = editDistance(s.xs, nxs, s.ys, nys, budget, s);
+  if (d < 0) return { added: hiY - lo, removed: hiX - lo, exact: false };
+  const grow = nys - nxs;
+  return { added: yOut + (d + grow) / 2, removed: xOut + (d - grow) / 2, exact: true };
+}
+
+function samePair(ha: Uint32Array, i: number, hb: Uint32Array, j: number): boolean {
+  return ha[i] === hb[j] && ha[i + 1] === hb[j + 1];
+}
+
+/**
+ * Both sides' lines as small integers (into `s.x`, `s.y`), equal exactly when their hash pairs are
+ * equal; returns how many distinct ones. An open-addressing table over the pairs in typed arrays (a
+ * JS Map keyed by a 53-bit number was 10x slower: every key a heap number).
+ */
+function intern(
+  ha: Uint32Array,
+  a0: number,
+  na: number,
+  hb: Uint32Array,
+  b0: number,
+  nb: number,
+  s: DiffScratch,
+): number {
   let size = 16;
-  while (size < 2 * (a.count + b.count)) size *= 2;
+  while (size < 2 * (na + nb)) size *= 2;
   const mask = size - 1;
-  const k1 = new Uint32Array(size);
-  const k2 = new Uint32Array(size);
-  const ids = new Int32Array(size).fill(-1);
+  s.k1 = u32(s.k1, size);
+  s.k2 = u32(s.k2, size);
+  s.ids = i32(s.ids, size);
+  s.x = i32(s.x, na);
+  s.y = i32(s.y, nb);
+  const k1 = s.k1;
+  const k2 = s.k2;
+  const ids = s.ids.fill(-1, 0, size);
   let next = 0;
-  const one = (l: Lines): Int32Array => {
-    const out = new Int32Array(l.count);
-    const h = l.hashes;
-    for (let i = 0; i < l.count; i++) {
-      const h1 = h[2 * i] as number;
-      const h2 = h[2 * i + 1] as number;
+  for (let side = 0; side < 2; side++) {
+    const h = side === 0 ? ha : hb;
+    const from = side === 0 ? a0 : b0;
+    const count = side === 0 ? na : nb;
+    const out = side === 0 ? s.x : s.y;
+    for (let i = 0; i < count; i++) {
+      const h1 = h[2 * (from + i)] as number;
+      const h2 = h[2 * (from + i) + 1] as number;
       let slot = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
       for (;;) {
         const id = ids[slot] as number;
@@ -94,10 +174,8 @@ function intern(a: Lines, b: Lines): [Int32Array, Int32Array, number] {
         slot = (slot + 1) & mask;
       }
     }
-    return out;
-  };
-  const x = one(a);
-  return [x, one(b), next];
+  }
+  return next;
 }
 
 // xdiff's constants (git's xdiff/xdiffi.h, xprepare.c).
@@ -117,22 +195,32 @@ function bogosqrt(n: number): number {
  * nowhere in the other text is changed for sure and taken out; a line found there many times
  * (at least about the square root of this text's length) is taken out too when it sits in a run
  * of such lines (`xdl_clean_mmatch`). The second rule is a heuristic, not a minimal diff: it is
- * kept because numstat must be git's count (a blank line amid new lines counts as new).
+ * kept because numstat must be git's count (a blank line amid new lines counts as new). `p` holds
+ * the `length` lines of the whole text; the kept ones are written to `out`, their number returned.
  */
-function kept(p: Int32Array, from: number, to: number, inOther: Int32Array): Int32Array {
-  const mlim = Math.min(bogosqrt(p.length), MAX_EQLIMIT);
-  const dis = new Uint8Array(to - from);
+function kept(
+  p: Int32Array,
+  length: number,
+  from: number,
+  to: number,
+  inOther: Int32Array,
+  s: DiffScratch,
+  out: Int32Array,
+): number {
+  const mlim = Math.min(bogosqrt(length), MAX_EQLIMIT);
+  if (s.dis.length < to - from) s.dis = new Uint8Array(grownSize(s.dis.length, to - from));
+  const dis = s.dis;
+  const nd = to - from;
   for (let i = from; i < to; i++) {
     const nm = inOther[p[i] as number] as number;
     dis[i - from] = nm === 0 ? 0 : nm >= mlim ? 2 : 1;
   }
-  const out = new Int32Array(to - from);
   let n = 0;
-  for (let i = 0; i < dis.length; i++) {
+  for (let i = 0; i < nd; i++) {
     const d = dis[i];
-    if (d === 1 || (d === 2 && !cleanMultiMatch(dis, i, 0, dis.length - 1))) out[n++] = p[from + i] as number;
+    if (d === 1 || (d === 2 && !cleanMultiMatch(dis, i, 0, nd - 1))) out[n++] = p[from + i] as number;
   }
-  return out.subarray(0, n);
+  return n;
 }
 
 /** xdiff's `xdl_clean_mmatch`: whether the multi-match line `i` sits in a run of unmatched ones. */
@@ -164,15 +252,23 @@ function cleanMultiMatch(dis: Uint8Array, i: number, start: number, end: number)
 
 /**
  * Myers' O(ND) greedy forward search (Myers 1986, "An O(ND) Difference Algorithm", section 2) for
- * D alone: -1 when it takes more than `budget` steps.
+ * D alone, over `a[0..n)` and `b[0..m)`: -1 when it takes more than `budget` steps.
  */
-function editDistance(a: Int32Array, b: Int32Array, budget: number): number {
-  const n = a.length;
-  const m = b.length;
+function editDistance(
+  a: Int32Array,
+  n: number,
+  b: Int32Array,
+  m: number,
+  budget: number,
+  s: DiffScratch,
+): number {
   const max = n + m;
   if (max === 0) return 0;
   const off = max + 1;
-  const v = new Int32Array(2 * max + 3);
+  s.v = i32(s.v, 2 * max + 3);
+  const v = s.v;
+  // The search reads only the diagonals of the step before, written there; the first reads v[1].
+  v[off + 1] = 0;
   let steps = 0;
   for (let d = 0; d <= max; d++) {
     for (let k = -d; k <= d; k += 2) {

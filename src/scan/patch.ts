@@ -16,8 +16,9 @@
  */
 import { type EscapedText, subText } from "./escaped-text.ts";
 import { extensionOf } from "./extension.ts";
-import { forEachLine, hashLine, LinesBuilder } from "./lines.ts";
-import { numstat } from "./numstat.ts";
+import { forEachLine, hashLine } from "./lines.ts";
+import { numstatOf } from "./numstat.ts";
+import { CountingScratch } from "./scratch.ts";
 
 export interface PatchFile {
   readonly op: "create" | "modify" | "delete";
@@ -69,27 +70,32 @@ interface Open {
   exact: boolean;
   extension: string;
   moved: boolean;
-  minus: LinesBuilder;
-  plus: LinesBuilder;
 }
 
-/** The files of an apply_patch text, or null when it is not a well-formed patch. */
-export function patchFiles(t: EscapedText): readonly PatchFile[] | null {
+/**
+ * The files of an apply_patch text, or null when it is not a well-formed patch. A run's `-` and `+`
+ * lines are hashed into `scratch`'s two builders (emptied after each run).
+ */
+export function patchFiles(t: EscapedText, scratch = new CountingScratch()): readonly PatchFile[] | null {
   const buf = t.buf;
   const files: PatchFile[] = [];
   let begun = false;
   let ended = false;
   let malformed = false;
   let cur: Open | null = null;
+  const minus = scratch.a;
+  const plus = scratch.b;
+  minus.reset();
+  plus.reset();
 
   const flushRun = (f: Open): void => {
-    if (f.minus.count === 0 && f.plus.count === 0) return;
-    const n = numstat(f.minus.build(), f.plus.build());
+    if (minus.count === 0 && plus.count === 0) return;
+    const n = numstatOf(minus.data, 0, minus.count, plus.data, 0, plus.count, scratch.diff);
     f.added += n.added;
     f.removed += n.removed;
     if (!n.exact) f.exact = false;
-    f.minus = new LinesBuilder();
-    f.plus = new LinesBuilder();
+    minus.reset();
+    plus.reset();
   };
   const close = (): void => {
     if (!cur) return;
@@ -105,8 +111,6 @@ export function patchFiles(t: EscapedText): readonly PatchFile[] | null {
     exact: op !== "delete",
     extension: extensionOf(subText(t, s, trimEnd(buf, s, e))),
     moved: false,
-    minus: new LinesBuilder(),
-    plus: new LinesBuilder(),
   });
 
   forEachLine(t, (s, e) => {
@@ -140,8 +144,8 @@ export function patchFiles(t: EscapedText): readonly PatchFile[] | null {
       malformed = s < e;
     } else {
       const first = s < e ? buf[s] : SPACE; // an empty line is an empty context line
-      if (first === MINUS) hashLine(t, s + 1, e, cur.minus, true);
-      else if (first === PLUS) hashLine(t, s + 1, e, cur.plus, true);
+      if (first === MINUS) hashLine(t, s + 1, e, minus, true);
+      else if (first === PLUS) hashLine(t, s + 1, e, plus, true);
       else if (first === SPACE || first === 0x40 || isLine(buf, s, e, END_OF_FILE))
         flushRun(cur); // context, `@@` header
       else malformed = true;

@@ -1,4 +1,9 @@
-/** Scratch buffers shared by a scan's machines (machine.ts) and its nested scans (embedded.ts). */
+/**
+ * Scratch buffers shared by a scan's machines (machine.ts) and its nested scans (embedded.ts), and
+ * those of the line counting (lines.ts, numstat.ts) shared by the edits one reader counts.
+ */
+import { LinesBuilder } from "./lines.ts";
+import { DiffScratch } from "./numstat.ts";
 
 /**
  * Buffers a machine reuses from one string to the next, allocated once per scan (a nested machine
@@ -19,4 +24,16 @@ export class Scratch {
     this.nested ??= new Scratch();
     return this.nested;
   }
+}
+
+/**
+ * The arrays the line counting of edits reuses (search-replace.ts, patch.ts, the adapters' edit
+ * records): two texts' line hashes and a diff's tables. A history is thousands of small edits; a
+ * fresh set of typed arrays per edit or block cost more than the counting, and fed the GC. One per
+ * reader (an adapter, or a document's parse), used by one count at a time: counting is synchronous.
+ */
+export class CountingScratch {
+  readonly a = new LinesBuilder();
+  readonly b = new LinesBuilder();
+  readonly diff = new DiffScratch();
 }

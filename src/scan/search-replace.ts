@@ -11,6 +11,8 @@
  */
 import type { EscapedText } from "./escaped-text.ts";
 import { forEachHashedLine, type Lines, LinesBuilder } from "./lines.ts";
+import { type NumStat, numstatOf } from "./numstat.ts";
+import type { CountingScratch } from "./scratch.ts";
 
 export interface SearchReplaceBlock {
   readonly old: Lines;
@@ -53,35 +55,80 @@ function markerStart(b: number | undefined): boolean {
 }
 
 /**
- * The SEARCH/REPLACE blocks of a replace_in_file text, or null when it is malformed (a separator or
- * end outside a block, a block left open). Lines outside blocks (Cline ignores them) are skipped.
+ * Walks the blocks of a replace_in_file text in one pass: each block's SEARCH lines, then its
+ * REPLACE lines, are hashed into `out` (emptied where each block starts: no arrays per block), and
+ * `block(nOld, nNew)` is called at the block's end, the old lines at `out.data` 0..nOld, the new
+ * ones after them. False when the text is malformed (a separator or end outside a block, a block
+ * left open). Lines outside blocks (Cline ignores them) are skipped.
  */
-export function searchReplaceBlocks(t: EscapedText): readonly SearchReplaceBlock[] | null {
-  const blocks: SearchReplaceBlock[] = [];
+function walkBlocks(t: EscapedText, out: LinesBuilder, block: (nOld: number, nNew: number) => void): boolean {
   let state: Marker = Marker.None; // None: outside; SearchStart: in SEARCH; Separator: in REPLACE
-  let old = new LinesBuilder();
-  let neu = new LinesBuilder();
+  let nOld = 0;
   let malformed = false;
   // One walk: each line's hashes come with its range; a marker line's are dropped.
   forEachHashedLine(t, (s, e, escaped, h1, h2) => {
     const m = escaped || !markerStart(t.buf[s]) ? Marker.None : markerOf(t.buf, s, e);
     if (state === Marker.None) {
-      if (m === Marker.SearchStart) state = Marker.SearchStart;
-      else if (m !== Marker.None) malformed = true;
+      if (m === Marker.SearchStart) {
+        state = Marker.SearchStart;
+        out.reset();
+      } else if (m !== Marker.None) malformed = true;
     } else if (state === Marker.SearchStart) {
-      if (m === Marker.Separator) state = Marker.Separator;
-      else if (m === Marker.ReplaceEnd) malformed = true;
-      else old.push(h1, h2);
+      if (m === Marker.Separator) {
+        state = Marker.Separator;
+        nOld = out.count;
+      } else if (m === Marker.ReplaceEnd) malformed = true;
+      else out.push(h1, h2);
     } else if (m === Marker.ReplaceEnd) {
-      blocks.push({ old: old.build(), new: neu.build() });
-      old = new LinesBuilder();
-      neu = new LinesBuilder();
+      block(nOld, out.count - nOld);
       state = Marker.None;
     } else {
-      neu.push(h1, h2);
+      out.push(h1, h2);
     }
     return !malformed;
   });
-  if (malformed || state !== Marker.None) return null;
-  return blocks;
+  return !malformed && state === Marker.None;
+}
+
+/**
+ * The SEARCH/REPLACE blocks of a replace_in_file text, or null when it is malformed (walkBlocks).
+ * Each block's lines are copied out; `searchReplaceNumstat` counts without keeping them.
+ */
+export function searchReplaceBlocks(t: EscapedText): readonly SearchReplaceBlock[] | null {
+  const blocks: SearchReplaceBlock[] = [];
+  const out = new LinesBuilder();
+  const ok = walkBlocks(t, out, (nOld, nNew) => {
+    const h = out.data;
+    blocks.push({
+      old: { hashes: h.slice(0, 2 * nOld), count: nOld },
+      new: { hashes: h.slice(2 * nOld, 2 * (nOld + nNew)), count: nNew },
+    });
+  });
+  return ok ? blocks : null;
+}
+
+/** A replace_in_file text's numstat: each block's old -> new, summed. */
+export interface BlocksNumStat extends NumStat {
+  /** The number of blocks (0: a text without markers, a whole-file rewrite). */
+  readonly blocks: number;
+}
+
+/**
+ * The sum of each block's numstat (as `searchReplaceBlocks` then `numstat` per block would count),
+ * in `s`'s arrays: nothing allocated per block or line; null when the text is malformed.
+ */
+export function searchReplaceNumstat(t: EscapedText, s: CountingScratch): BlocksNumStat | null {
+  let added = 0;
+  let removed = 0;
+  let exact = true;
+  let blocks = 0;
+  const ok = walkBlocks(t, s.a, (nOld, nNew) => {
+    const h = s.a.data;
+    const n = numstatOf(h, 0, nOld, h, nOld, nNew, s.diff);
+    added += n.added;
+    removed += n.removed;
+    exact &&= n.exact;
+    blocks++;
+  });
+  return ok ? { added, removed, exact, blocks } : null;
 }

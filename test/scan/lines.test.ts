@@ -6,15 +6,18 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { cursorOf, decodeToken, simpleToken } from "../../src/scan/escaped-text.ts";
 import {
   forEachHashedLine,
   forEachLine,
   hashLine,
+  hashLines,
   LinesBuilder,
   lineCount,
+  newlineCount,
   textLines,
 } from "../../src/scan/lines.ts";
-import { numstat } from "../../src/scan/numstat.ts";
+import { DiffScratch, numstat, numstatOf } from "../../src/scan/numstat.ts";
 import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
 const BS = "\\";
@@ -141,6 +144,59 @@ describe("lines of an escaped text", () => {
     });
   }
 
+  for (const depth of [1, 2] as const) {
+    it(`one walk: newlineCount, lastOpen and closeLast as the decoded text and hashLines' lastEol say (depth ${depth})`, () => {
+      const out = new LinesBuilder();
+      fc.assert(
+        fc.property(fc.oneof(textArb, fc.string()), (s) => {
+          const t = escaped(s, depth);
+          expect(newlineCount(t)).toBe(s.split("\n").length - 1);
+          out.reset();
+          hashLines(t, t.start, t.end, out);
+          expect(out.lastOpen).toBe(s.length > 0 && !s.endsWith("\n"));
+          expect(Array.from(out.data.subarray(0, 2 * out.count))).toEqual(Array.from(textLines(t).hashes));
+          const eol = new LinesBuilder();
+          hashLines(t, t.start, t.end, eol, true);
+          out.closeLast();
+          expect(out.lastOpen).toBe(false);
+          expect(Array.from(out.data.subarray(0, 2 * out.count))).toEqual(Array.from(eol.build().hashes));
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+
+  it("near-identical lines: no pair collides, and each 32-bit half collides about as a random one would", () => {
+    // Every prefix of a base (0..16 characters), and each with one character changed to each of 50
+    // (6,782 lines): the lines a weak mixer (a byte or a word position ignored) would confuse.
+    const base = "const value = 1;";
+    const alphabet = Array.from("abz019 ;=.()[]{}\"'\\\t/é😀ABZ-+*&|^%$#@!?<>,:_~`xyQ\u0001\u007f");
+    const texts = new Set<string>();
+    for (let len = 0; len <= base.length; len++) {
+      const prefix = base.slice(0, len);
+      texts.add(prefix);
+      for (let pos = 0; pos < len; pos++)
+        for (const ch of alphabet) texts.add(prefix.slice(0, pos) + ch + prefix.slice(pos + 1));
+    }
+    const lines = [...texts];
+    const l = textLines(escaped(`${lines.join("\n")}\n`, 1));
+    expect(l.count).toBe(lines.length);
+    const pairs = new Set<string>();
+    const halves = [new Set<number>(), new Set<number>()];
+    let collisions = [0, 0];
+    for (let i = 0; i < l.count; i++) {
+      pairs.add(`${l.hashes[2 * i]}:${l.hashes[2 * i + 1]}`);
+      for (const k of [0, 1] as const) {
+        const h = l.hashes[2 * i + k] as number;
+        if (halves[k]?.has(h)) collisions = collisions.map((c, j) => (j === k ? c + 1 : c));
+        halves[k]?.add(h);
+      }
+    }
+    expect(pairs.size).toBe(lines.length);
+    // A random 32-bit hash collides here with probability ~n^2 / 2^33, about 0.005.
+    expect(collisions).toEqual([0, 0]);
+  });
+
   it("a lone surrogate escape is a character of its line, never a newline", () => {
     for (const depth of [1, 2] as const) {
       expect(lineCount(escaped("a\ud800b\nc\udc00", depth))).toBe(2);
@@ -157,6 +213,59 @@ describe("lines of an escaped text", () => {
     const buf2 = Buffer.from("a\\u005cnb");
     expect(lineCount({ buf: buf2, start: 0, end: buf2.length, depth: 2 })).toBe(2);
   });
+});
+
+describe("simpleToken, the escapes read without a cursor", () => {
+  // Raw bytes from the escapes' own alphabet: valid, malformed and cut escapes at both depths.
+  const rawArb = fc
+    .array(
+      fc.constantFrom(
+        "\\",
+        "\\",
+        "\\",
+        '"',
+        "n",
+        "u",
+        "0",
+        "a",
+        "F",
+        "/",
+        "t",
+        "\n",
+        "é",
+        "x",
+        "\\\\n",
+        '\\\\\\"',
+      ),
+      {
+        maxLength: 24,
+      },
+    )
+    .map((parts) => Buffer.from(parts.join(""), "utf8"));
+
+  for (const depth of [1, 2] as const) {
+    it(`reads what decodeToken reads, or leaves the token to it (depth ${depth})`, () => {
+      let read = 0;
+      fc.assert(
+        fc.property(rawArb, fc.nat(), (buf, cut) => {
+          const end = buf.length === 0 ? 0 : buf.length - (cut % Math.min(buf.length, 3));
+          for (let pos = 0; pos < end; pos++) {
+            if (buf[pos] !== 0x5c) continue;
+            const f = simpleToken(buf, pos, end, depth);
+            if (f < 0) continue;
+            read++;
+            const c = cursorOf({ buf, start: pos, end, depth });
+            expect(decodeToken(c)).toBe(f & 0xff);
+            expect(c.pos).toBe(pos + (f >>> 8));
+            expect(c.qn).toBe(0);
+            expect(c.bad).toBe(0);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+      expect(read).toBeGreaterThan(100);
+    });
+  }
 });
 
 describe("non-canonical writers", () => {
@@ -199,14 +308,25 @@ describe("non-canonical writers", () => {
 describe("numstat against git diff --numstat", () => {
   const tmp = tempDir();
   afterAll(tmp.done);
+  /** One set of arrays for every diff of this block of tests: what a reader reuses across edits. */
+  const shared = new DiffScratch();
 
   /** Each run: a batch of pairs, one git process for the batch. */
   const agree = (pairs: readonly (readonly [string, string])[], depth: 1 | 2): void => {
     const git = gitNumstatMany(tmp.dir, pairs);
     pairs.forEach(([a, b], i) => {
-      const got = numstat(textLines(escaped(a, depth)), textLines(escaped(b, depth)));
+      const la = textLines(escaped(a, depth));
+      const lb = textLines(escaped(b, depth));
+      const got = numstat(la, lb);
       expect({ added: got.added, removed: got.removed }, JSON.stringify([a, b])).toEqual(git[i]);
       expect(got.exact).toBe(true);
+      // The same with arrays left over from every pair before (of every size), and from one array
+      // holding both sides at offsets, as the SEARCH/REPLACE and patch readers call it.
+      expect(numstat(la, lb, undefined, shared)).toEqual(got);
+      const both = new Uint32Array(2 * (la.count + lb.count) + 4).fill(7);
+      both.set(la.hashes.subarray(0, 2 * la.count), 2);
+      both.set(lb.hashes.subarray(0, 2 * lb.count), 2 + 2 * la.count);
+      expect(numstatOf(both, 1, la.count, both, 1 + la.count, lb.count, shared)).toEqual(got);
     });
   };
 

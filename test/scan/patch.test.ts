@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { patchFiles } from "../../src/scan/patch.ts";
+import { CountingScratch } from "../../src/scan/scratch.ts";
 import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
 const BS = "\\";
@@ -32,6 +33,8 @@ const linesArb = fc.array(lineArb, { maxLength: 8 });
 describe("patchFiles", () => {
   const tmp = tempDir();
   afterAll(tmp.done);
+  /** Reused by every patch of these tests, as a reader reuses it across a history's edits. */
+  const shared = new CountingScratch();
 
   it("a sample of every operation", () => {
     const text = [
@@ -79,8 +82,10 @@ describe("patchFiles", () => {
             ...n.map((l) => `+${l}`),
             " context",
           ]);
-          const files = patchFiles(escaped(["*** Begin Patch", ...body, "*** End Patch"].join("\n"), depth));
+          const text = escaped(["*** Begin Patch", ...body, "*** End Patch"].join("\n"), depth);
+          const files = patchFiles(text);
           expect(files?.length).toBe(hunks.length);
+          expect(patchFiles(text, shared)).toEqual(files);
           const git = gitNumstatMany(
             tmp.dir,
             hunks.map(

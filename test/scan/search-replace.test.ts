@@ -7,7 +7,8 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { lineCount } from "../../src/scan/lines.ts";
 import { numstat } from "../../src/scan/numstat.ts";
-import { searchReplaceBlocks } from "../../src/scan/search-replace.ts";
+import { CountingScratch } from "../../src/scan/scratch.ts";
+import { searchReplaceBlocks, searchReplaceNumstat } from "../../src/scan/search-replace.ts";
 import { escaped, gitNumstatMany, tempDir } from "./escaped-helpers.ts";
 
 const BS = "\\";
@@ -41,6 +42,8 @@ const sideArb = fc.array(lineArb, { maxLength: 8 }).map((l) => l.map((x) => `${x
 describe("searchReplaceBlocks", () => {
   const tmp = tempDir();
   afterAll(tmp.done);
+  /** Reused by every text of these tests, as a reader reuses it across a history's edits. */
+  const shared = new CountingScratch();
 
   for (const depth of [1, 2] as const) {
     it(`each block counts as git counts its old -> new (depth ${depth})`, () => {
@@ -57,6 +60,14 @@ describe("searchReplaceBlocks", () => {
             expect(b.new.count).toBe(lineCount(escaped(n, depth)));
             const got = numstat(b.old, b.new);
             expect({ added: got.added, removed: got.removed }).toEqual(git[i]);
+          });
+          // The one-pass sum, in arrays every text before left as they were: git's, summed.
+          const sum = searchReplaceNumstat(escaped(text, depth), shared);
+          expect(sum).toEqual({
+            added: git.reduce((a, g) => a + g.added, 0),
+            removed: git.reduce((a, g) => a + g.removed, 0),
+            exact: true,
+            blocks: pairs.length,
           });
         }),
         { numRuns: 10 },
@@ -92,6 +103,7 @@ describe("searchReplaceBlocks", () => {
   it("text outside the blocks is ignored; no block at all is an empty list", () => {
     expect(searchReplaceBlocks(escaped(`intro\n${block("a\n", "b\n")}outro\n`, 1))?.length).toBe(1);
     expect(searchReplaceBlocks(escaped("just a file\n", 1))).toEqual([]);
+    expect(searchReplaceNumstat(escaped("just a file\n", 1), shared)?.blocks).toBe(0);
     expect(searchReplaceBlocks(escaped("", 2))).toEqual([]);
   });
 
@@ -109,7 +121,10 @@ describe("searchReplaceBlocks", () => {
       "------- SEARCH\na\n+++++++ REPLACE\n", // end without separator
       "+++++++ REPLACE\n",
     ]) {
-      for (const depth of [1, 2] as const) expect(searchReplaceBlocks(escaped(text, depth)), text).toBeNull();
+      for (const depth of [1, 2] as const) {
+        expect(searchReplaceBlocks(escaped(text, depth)), text).toBeNull();
+        expect(searchReplaceNumstat(escaped(text, depth), shared), text).toBeNull();
+      }
     }
   });
 });

@@ -5,6 +5,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import { ScanError, scanFile } from "../../scan/scanner.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
 import { checkpointOf, collectIfChanged, mtimeMsOfNs, readWhole, unchangedNow } from "../fingerprint.ts";
 import { failedObservation, scanFailed } from "../scan-failure.ts";
 import type { Adapter, Observation, Problem, Source } from "../types.ts";
@@ -45,6 +46,8 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
   const torn = new Map<string, string>();
   /** Unexpected host names already reported (once per adapter, not once per read). */
   const reportedHosts = new Set<string>();
+  /** The line counting's arrays, for every document this adapter parses (parsing is synchronous). */
+  const counting = new CountingScratch();
 
   /**
    * The task's clients by time (task_metadata.json). A torn file is first taken as a write under
@@ -133,6 +136,7 @@ export function createClineTasksAdapter(roots: readonly TaskRoot[]): TasksAdapte
       path: source.path,
       project: source.hint.project ?? "",
       clientAt: clients.of,
+      counting,
     });
     problems.push(...parsed.problems);
     if (parsed.waiting.requests === 0) {

@@ -8,9 +8,9 @@ import type { EscapedText } from "../../scan/escaped-text.ts";
 import { extensionOf } from "../../scan/extension.ts";
 import { languageOf } from "../../scan/language.ts";
 import { lineCount } from "../../scan/lines.ts";
-import { numstat } from "../../scan/numstat.ts";
 import { isWrongType, type RawBytes } from "../../scan/schema.ts";
-import { searchReplaceBlocks } from "../../scan/search-replace.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
+import { searchReplaceNumstat } from "../../scan/search-replace.ts";
 import type { ToolOutcome } from "../timing.ts";
 import type { EditRecord, EditSource, ToolCall } from "../types.ts";
 
@@ -59,7 +59,11 @@ export interface EditLines {
  * a write_to_file over an existing file (an `editedExistingFile` without markers) adds the whole
  * text and removed what no file holds (inexact); a deleted file's lines are in no file (inexact).
  */
-export function editLines(tool: EditTool, content: EscapedText | undefined): EditLines {
+export function editLines(
+  tool: EditTool,
+  content: EscapedText | undefined,
+  scratch = new CountingScratch(),
+): EditLines {
   if (tool === "fileDeleted") return { tool: "fileDeleted", linesAdded: 0, linesRemoved: 0, exact: false };
   if (content === undefined) {
     // Too long to copy, or absent: nothing is counted, and that is said.
@@ -68,20 +72,11 @@ export function editLines(tool: EditTool, content: EscapedText | undefined): Edi
   }
   if (tool === "newFileCreated")
     return { tool: "write_to_file", linesAdded: lineCount(content), linesRemoved: 0, exact: true };
-  const blocks = searchReplaceBlocks(content);
-  if (blocks === null) return { tool: "replace_in_file", linesAdded: 0, linesRemoved: 0, exact: false };
-  if (blocks.length === 0)
+  const n = searchReplaceNumstat(content, scratch);
+  if (n === null) return { tool: "replace_in_file", linesAdded: 0, linesRemoved: 0, exact: false };
+  if (n.blocks === 0)
     return { tool: "write_to_file", linesAdded: lineCount(content), linesRemoved: 0, exact: false };
-  let added = 0;
-  let removed = 0;
-  let exact = true;
-  for (const b of blocks) {
-    const s = numstat(b.old, b.new);
-    added += s.added;
-    removed += s.removed;
-    exact &&= s.exact;
-  }
-  return { tool: "replace_in_file", linesAdded: added, linesRemoved: removed, exact };
+  return { tool: "replace_in_file", linesAdded: n.added, linesRemoved: n.removed, exact: n.exact };
 }
 
 /**
@@ -94,6 +89,7 @@ export function taskEditRecord(
   how: "say" | "ask" | "diff_error",
   body: Record<string, unknown> | undefined,
   outcome: ToolOutcome,
+  scratch = new CountingScratch(),
 ): EditRecord | undefined {
   const decision = how === "diff_error" ? "failed" : editDecision(outcome);
   if (decision === undefined) return undefined;
@@ -105,7 +101,7 @@ export function taskEditRecord(
   const failed = decision === "failed";
   const lines: EditLines = failed
     ? { tool: "replace_in_file", linesAdded: 0, linesRemoved: 0, exact: true }
-    : editLines(tool, rawField(body, "content"));
+    : editLines(tool, rawField(body, "content"), scratch);
   return {
     editKey: `${call.callKey}|0`,
     callKey: call.callKey,

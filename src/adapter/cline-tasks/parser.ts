@@ -17,6 +17,7 @@ import {
   type WrongType,
   wrongTypeShown,
 } from "../../scan/schema.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
 import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
 import { deliveryRecords } from "../deliveries.ts";
 import { latestTs, validTs } from "../timing.ts";
@@ -83,6 +84,11 @@ export interface TaskContext {
   readonly project: string;
   /** `cline.client` of a message at a ts (task_metadata.json's hosts); the root's when absent. */
   readonly clientAt?: (ts: number) => string;
+  /**
+   * The line counting's reusable arrays (src/scan/scratch.ts), shared by the documents one
+   * reader parses one after another (parsing is synchronous); a set of this parse's own when absent.
+   */
+  readonly counting?: CountingScratch;
 }
 
 export interface ParsedTask {
@@ -261,6 +267,11 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   let current: Request | undefined;
   /** Tools before any request (none are expected): recorded without a paying request. */
   const orphans: PendingTool[] = [];
+  let scratch = ctx.counting;
+  const counting = (): CountingScratch => {
+    scratch ??= new CountingScratch();
+    return scratch;
+  };
 
   const close = (r: Request | undefined): void => {
     if (r === undefined) return;
@@ -288,7 +299,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
     };
     toolCalls.push(call);
     // A failed replace's decision is known at once; any other edit's comes with its answer.
-    if (t.how === "diff_error") pushEdit(taskEditRecord(call, t.how, undefined, "failure"));
+    if (t.how === "diff_error") pushEdit(taskEditRecord(call, t.how, undefined, "failure", counting()));
     unanswered.push({ tool: t, call });
   };
   const pushEdit = (e: EditRecord | undefined): void => {
@@ -316,7 +327,8 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
         outcome,
         sourcePath: path,
       });
-      if (u.tool.how !== "diff_error") pushEdit(taskEditRecord(u.call, u.tool.how, u.tool.body, outcome));
+      if (u.tool.how !== "diff_error")
+        pushEdit(taskEditRecord(u.call, u.tool.how, u.tool.body, outcome, counting()));
       if (outcome === "success" && u.tool.command !== undefined) {
         const c = u.tool.command;
         deliveries.push(...deliveryRecords(u.call, [{ buf: c.buf, start: c.start, end: c.end, depth: 1 }]));

@@ -7,10 +7,11 @@
 import type { EscapedText } from "../../scan/escaped-text.ts";
 import { extensionOf } from "../../scan/extension.ts";
 import { languageOf } from "../../scan/language.ts";
-import { forEachLine, hashLines, type Lines, LinesBuilder, lineCount, textLines } from "../../scan/lines.ts";
-import { numstat } from "../../scan/numstat.ts";
+import { hashLines, lineCount, newlineCount } from "../../scan/lines.ts";
+import { numstatOf } from "../../scan/numstat.ts";
 import { patchFiles } from "../../scan/patch.ts";
 import { isWrongType, type RawBytes } from "../../scan/schema.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
 import type { ToolOutcome } from "../timing.ts";
 import type { EditRecord, ToolCall } from "../types.ts";
 import { resultStartsWith, type ScannedResultJson } from "./outcome.ts";
@@ -50,33 +51,6 @@ function unreadable(v: unknown): boolean {
   return v !== undefined && v !== null && textOf(v) === undefined;
 }
 
-/** Whether the text's last byte is a newline ("" has none). */
-export function endsWithNewline(t: EscapedText): boolean {
-  let lastEnd = -1;
-  let lastNext = -1;
-  forEachLine(t, (_start, end, next) => {
-    lastEnd = end;
-    lastNext = next;
-    return undefined;
-  });
-  // The last visited line is the last newline's; any bytes after it make a last line without one.
-  return lastNext >= 0 && lastNext === t.end && lastEnd < lastNext;
-}
-
-/** A text's line hashes, its last line counted as ending in a newline when `lastEol`. */
-function linesOf(t: EscapedText, lastEol: boolean): Lines {
-  if (!lastEol) return textLines(t);
-  const out = new LinesBuilder();
-  hashLines(t, t.start, t.end, out, true);
-  return out.build();
-}
-
-/** The text's newlines (its lines, less a last line without one). */
-function newlines(t: EscapedText): number {
-  const lines = lineCount(t);
-  return endsWithNewline(t) ? lines : Math.max(0, lines - 1);
-}
-
 function languageOfPath(path: EscapedText | undefined): string {
   return path === undefined ? "" : languageOf(extensionOf(path));
 }
@@ -92,7 +66,7 @@ function languageOfPath(path: EscapedText | undefined): string {
  * - insert: Cline splits `new_text` at each newline and inserts every piece as a line, so it adds
  *   its newlines + 1 lines (a text ending in a newline also inserts an empty line).
  */
-export function countEditor(input: ScannedEditInput, created: boolean): Counted {
+export function countEditor(input: ScannedEditInput, created: boolean, s = new CountingScratch()): Counted {
   const path = textOf(input.path);
   const language = languageOfPath(path);
   const newText = textOf(input.new_text);
@@ -100,7 +74,7 @@ export function countEditor(input: ScannedEditInput, created: boolean): Counted 
   const tooLong = unreadable(input.new_text) || unreadable(input.old_text);
   const insert = typeof input.insert_line === "number";
   if (insert) {
-    const added = newText === undefined ? 0 : newlines(newText) + 1;
+    const added = newText === undefined ? 0 : newlineCount(newText) + 1;
     return { operation: "modify", linesAdded: added, linesRemoved: 0, exact: !tooLong, language };
   }
   if (created || oldText === undefined) {
@@ -119,12 +93,22 @@ export function countEditor(input: ScannedEditInput, created: boolean): Counted 
     // Nothing readable to compare against: what the old text says is all that is known.
     return { operation: "modify", linesAdded: 0, linesRemoved: lineCount(oldText), exact: false, language };
   }
-  const oldEol = endsWithNewline(oldText);
-  const newEol = endsWithNewline(newText);
+  // Each text walked once: its lines hashed, and whether it ends in a newline (a last line open).
+  const a = s.a;
+  const b = s.b;
+  a.reset();
+  b.reset();
+  hashLines(oldText, oldText.start, oldText.end, a);
+  hashLines(newText, newText.start, newText.end, b);
+  const oldEol = a.count > 0 && !a.lastOpen;
+  const newEol = b.count > 0 && !b.lastOpen;
   // Both ending mid-line: each goes on with the same rest of its line in the file, so their last
   // lines compare as whole lines (as lines with a newline).
-  const midLine = !oldEol && !newEol;
-  const n = numstat(linesOf(oldText, midLine), linesOf(newText, midLine));
+  if (!oldEol && !newEol) {
+    a.closeLast();
+    b.closeLast();
+  }
+  const n = numstatOf(a.data, 0, a.count, b.data, 0, b.count, s.diff);
   return {
     operation: "modify",
     linesAdded: n.added,
@@ -135,9 +119,9 @@ export function countEditor(input: ScannedEditInput, created: boolean): Counted 
 }
 
 /** One record per file of an apply_patch call; a text that is no patch: one inexact record. */
-export function countPatch(input: ScannedEditInput): Counted[] {
+export function countPatch(input: ScannedEditInput, s = new CountingScratch()): Counted[] {
   const text = textOf(input.input);
-  const files = text === undefined ? null : patchFiles(text);
+  const files = text === undefined ? null : patchFiles(text, s);
   if (files === null || files.length === 0) {
     return [{ operation: "modify", linesAdded: 0, linesRemoved: 0, exact: false, language: "" }];
   }
@@ -161,11 +145,16 @@ const DECISION: Readonly<Partial<Record<ToolOutcome, EditRecord["decision"]>>> =
  * outcome decides nothing: no record); source always `unknown` (CLI 3.x stores an approved call
  * exactly like an auto-approved one); a failed edit counts no lines.
  */
-export function editRecords(call: ToolCall, input: ScannedEditInput, result: EditResult): EditRecord[] {
+export function editRecords(
+  call: ToolCall,
+  input: ScannedEditInput,
+  result: EditResult,
+  s = new CountingScratch(),
+): EditRecord[] {
   const decision = DECISION[result.outcome];
   if (decision === undefined) return [];
   const created = result.outcome === "success" && resultStartsWith(result.json[0], CREATED);
-  const counted = call.toolName === "apply_patch" ? countPatch(input) : [countEditor(input, created)];
+  const counted = call.toolName === "apply_patch" ? countPatch(input, s) : [countEditor(input, created, s)];
   return counted.map((c, n) => ({
     editKey: `${call.callKey}|${n}`,
     callKey: call.callKey,

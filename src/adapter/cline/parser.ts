@@ -1,5 +1,6 @@
 import { basename, dirname } from "node:path";
 import { isWrongType } from "../../scan/schema.ts";
+import { CountingScratch } from "../../scan/scratch.ts";
 import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
@@ -286,9 +287,11 @@ export function parseMessagesDocument(
     }
   }
   const edits: EditRecord[] = [];
+  // The line counting's arrays, for this document's edits (most documents have none).
+  const counting = editCalls.length === 0 ? undefined : new CountingScratch();
   for (const e of editCalls) {
     const result = resultsById.get(e.call.toolUseId ?? "");
-    if (result !== undefined) edits.push(...editRecords(e.call, e.input, result));
+    if (result !== undefined) edits.push(...editRecords(e.call, e.input, result, counting));
   }
   const deliveries = commandCalls.flatMap((c) =>
     commandDeliveries(c.call, c.lines, resultsById.get(c.call.toolUseId ?? "")),
