@@ -66,7 +66,7 @@ export interface ActivityRow {
 
 const HOUR_MS = 3_600_000;
 
-const common = (r: ActiveTimeline | DeliveryRecord | SessionStartRecord) => ({
+const common = (r: DeliveryRecord | SessionStartRecord) => ({
   sessionId: r.sessionId,
   agent: r.agent,
   project: r.project,
@@ -95,7 +95,7 @@ export function activeTimeRows(
   // Per group, the row of its latest hour: a timeline's gaps come in time order, so a gap falls in
   // its group's latest row or opens the next one (a gap out of order opens a row of its own).
   const open: ({ hour: number; row: ActivityRow & { amount: number } } | undefined)[] = [];
-  const base = common(t);
+  const client = t.client ?? "";
   let covered = coveredMs;
   for (let i = 0; i < n; i++) {
     const start = startMs[i] as number;
@@ -118,10 +118,14 @@ export function activeTimeRows(
       kind: "active_time" as const,
       detail: g.type,
       amount: duration,
+      sessionId: t.sessionId,
+      agent: t.agent,
       tsMs: start,
       model: g.model,
       provider: g.provider,
-      ...base,
+      project: t.project,
+      client,
+      sourcePath: t.sourcePath,
     };
     rows.push(row);
     open[gi] = { hour, row };
@@ -172,6 +176,9 @@ interface Sum extends KeyedSum {
  */
 export class ActivitySums extends SeriesSums<Sum> {
   private readonly onRow: ((r: ActivityRow) => void) | undefined;
+  /** The last row added and its series' sum: the next row is often of the same series. */
+  private lastRow: ActivityRow | undefined;
+  private lastSum: Sum | undefined;
 
   constructor(onRow?: (r: ActivityRow) => void) {
     super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
@@ -180,8 +187,23 @@ export class ActivitySums extends SeriesSums<Sum> {
 
   add(r: ActivityRow): void {
     this.onRow?.(r);
-    // ACTIVITY_SERIES_KEY's order.
-    const s = this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
+    const l = this.lastRow;
+    const s =
+      this.lastSum !== undefined &&
+      l !== undefined &&
+      l.sessionId === r.sessionId &&
+      l.agent === r.agent &&
+      l.project === r.project &&
+      l.model === r.model &&
+      l.provider === r.provider &&
+      l.client === r.client &&
+      l.kind === r.kind &&
+      l.detail === r.detail
+        ? this.lastSum
+        : // ACTIVITY_SERIES_KEY's order.
+          this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
+    this.lastRow = r;
+    this.lastSum = s;
     s.amount += r.amount;
     s.records++;
     if (r.tsMs > s.lastEventMs) s.lastEventMs = r.tsMs;
