@@ -45,10 +45,12 @@ try {
       return rest as ReadObservation;
     }),
   );
-  const count = (k: "edits" | "activeTime" | "deliveries" | "sessionStarts") =>
+  const count = (k: "edits" | "deliveries" | "sessionStarts") =>
     batches.reduce((n, b) => n + b.reduce((m, o) => m + (o[k]?.length ?? 0), 0), 0);
+  let gaps = 0;
+  for (const b of batches) for (const o of b) for (const t of o.activeTime ?? []) gaps += t.startMs.length;
   console.log(
-    `batches ${batches.length}, observations ${batches.reduce((n, b) => n + b.length, 0)}, edits ${count("edits")}, active-time gaps ${count("activeTime")}, deliveries ${count("deliveries")}, session starts ${count("sessionStarts")}`,
+    `batches ${batches.length}, observations ${batches.reduce((n, b) => n + b.length, 0)}, edits ${count("edits")}, active-time gaps ${gaps}, deliveries ${count("deliveries")}, session starts ${count("sessionStarts")}`,
   );
   const runs: Record<string, number[]> = { with: [], without: [] };
   let n = 0;

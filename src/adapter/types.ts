@@ -196,34 +196,48 @@ export interface EditRecord {
   readonly client?: string;
 }
 
+/** Whose a stretch of active time is: the user's (answering, reviewing, prompting) or the agent's. */
+export type ActiveTimeType = "user" | "agent";
+
+/** What the gaps of one timeline can differ in; a gap names its group by index. */
+export interface ActiveTimeGroup {
+  readonly type: ActiveTimeType;
+  readonly model: string;
+  readonly provider: string;
+}
+
 /**
- * A stretch of a session's timeline between two consecutive message timestamps of its lead
- * document (docs/metrics.md "Active time"): the agent's (a request, a tool run) or the user's
- * (answering an approval, reviewing, typing the next prompt). Only closed gaps no longer than the
- * idle cut-off of their type are emitted; sub-agents' and teammates' documents emit none (they
- * run inside the lead's tool calls, so their time is already on the lead's timeline). Kept once
- * by its stream and start (no key string per gap: a timeline has one gap per message, and the
- * ledger sums them per hour): the first view of a gap wins.
+ * The closed gaps of one session's timeline (its lead document's): each gap is a stretch between
+ * two consecutive message timestamps (docs/metrics.md "Active time"), the agent's (a request, a
+ * tool run) or the user's (answering an approval, reviewing, typing the next prompt). Only closed
+ * gaps no longer than the idle cut-off of their type are in it; sub-agents' and teammates'
+ * documents have no timeline (they run inside the lead's tool calls, so their time is already on
+ * the lead's).
+ *
+ * One record per timeline, its gaps as columns (index i of `startMs`, `durationMs` and `group` is
+ * gap i): a timeline has a gap per message, which the ledger sums into a row per type and hour;
+ * an object per gap, held until its batch commits, was 56 objects a task on the bench's corpus
+ * (docs/performance.md "After gaps29"). Kept once by its stream and start: the gaps of one stream
+ * never overlap and start in increasing order, so the ledger keeps how far each stream is counted
+ * and adds only the gaps that start at or after that (the first view of a stretch wins).
  */
-export interface ActiveTimeRecord {
-  /**
-   * The timeline it belongs to (its document's key): the gaps of one stream never overlap and
-   * start in increasing order, so the ledger keeps how far each stream is counted and adds only
-   * what starts at or after that (the first view of a stretch wins).
-   */
+export interface ActiveTimeline {
+  /** The timeline (its document's key). */
   readonly streamKey: string;
   readonly sessionId: string;
   readonly agent: string;
-  readonly type: "user" | "agent";
-  readonly startMs: number;
-  /** The gap's length in ms (> 0, at most the cut-off of its type). */
-  readonly durationMs: number;
-  readonly model: string;
-  readonly provider: string;
   readonly project: string;
   readonly sourcePath: string;
   /** As UsageEvent.client. */
   readonly client?: string;
+  /** The gaps' type, model and provider, each once. */
+  readonly groups: readonly ActiveTimeGroup[];
+  /** Per gap, in increasing order: its start, epoch ms. */
+  readonly startMs: Float64Array;
+  /** Per gap: its length in ms (> 0, at most the cut-off of its type). */
+  readonly durationMs: Float64Array;
+  /** Per gap: its index in `groups`. */
+  readonly group: Uint32Array;
 }
 
 /**
@@ -418,8 +432,8 @@ export type Observation =
       readonly signals?: DocumentSignals;
       /** The file edits whose decision is known (messages documents of adapters that read them). */
       readonly edits?: readonly EditRecord[];
-      /** Closed gaps of the lead's timeline (messages documents of adapters that read them). */
-      readonly activeTime?: readonly ActiveTimeRecord[];
+      /** The lead's timeline, its closed gaps (messages documents of adapters that read them). */
+      readonly activeTime?: readonly ActiveTimeline[];
       /** Commits and pull requests of the agent's commands that succeeded. */
       readonly deliveries?: readonly DeliveryRecord[];
       /** Sessions started or resumed, where the document says which. */

@@ -121,8 +121,10 @@ export function readAheadLimit(window: number, maxSourceRows: number | undefined
 /** The rows a read observation adds to a batch (its checkpoint counts as one). */
 function rowsOf(obs: Observation): number {
   if (obs.status !== "read") return 0;
-  const activity =
-    (obs.activeTime?.length ?? 0) + (obs.deliveries?.length ?? 0) + (obs.sessionStarts?.length ?? 0);
+  // A timeline's gaps, each at most a row (the ledger sums them per type and hour: usually fewer).
+  let gaps = 0;
+  for (const t of obs.activeTime ?? []) gaps += t.startMs.length;
+  const activity = gaps + (obs.deliveries?.length ?? 0) + (obs.sessionStarts?.length ?? 0);
   return obs.events.length + obs.toolCalls.length + (obs.edits?.length ?? 0) + activity + 1;
 }
 

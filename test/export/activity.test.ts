@@ -7,11 +7,12 @@
  */
 import type { DataPoint } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ActiveTimeRecord, DeliveryRecord, SessionStartRecord } from "../../src/adapter/types.ts";
+import type { DeliveryRecord, SessionStartRecord } from "../../src/adapter/types.ts";
 import { ACTIVITY_METRICS } from "../../src/export/activity.ts";
 import { ATTR, seriesKey } from "../../src/export/attributes.ts";
 import { POINTS_PER_ROW } from "../../src/export/pages.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
+import { type Gap, timelines } from "../helpers/active-time.ts";
 import { finalObservation } from "../helpers/events.ts";
 import { type TempLedger, tempLedger } from "./helpers/ledger.ts";
 import { type Harness, harness } from "./helpers/sdk.ts";
@@ -26,7 +27,7 @@ afterEach(async () => {
 });
 
 interface Filled {
-  readonly gaps: ActiveTimeRecord[];
+  readonly gaps: Gap[];
   readonly deliveries: DeliveryRecord[];
   readonly starts: SessionStartRecord[];
 }
@@ -46,7 +47,7 @@ function fill(l: Ledger, sessions = 9, ts = Date.now()): Filled {
       sourcePath: path,
       client: "cli",
     };
-    const gaps: ActiveTimeRecord[] = Array.from({ length: 5 }, (_, i) => ({
+    const gaps: Gap[] = Array.from({ length: 5 }, (_, i) => ({
       ...common,
       streamKey: `cline|${sessionId}|lead|active`,
       type: (s + i) % 3 === 0 ? "user" : "agent",
@@ -77,7 +78,7 @@ function fill(l: Ledger, sessions = 9, ts = Date.now()): Filled {
     const source = { adapterId: "cline", path, origin: "walk" as const, hint: {} };
     const obs = {
       ...finalObservation([], [], 100, source),
-      activeTime: gaps,
+      activeTime: timelines(gaps),
       deliveries,
       sessionStarts: starts,
     };

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ActiveTimeRecord, DeliveryRecord, SessionStartRecord } from "../../src/adapter/types.ts";
+import type { DeliveryRecord, SessionStartRecord } from "../../src/adapter/types.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
@@ -21,6 +21,7 @@ import {
   requestCapture,
   sampleCompaction,
 } from "../export/helpers/ledger.ts";
+import { type Gap, timelines } from "../helpers/active-time.ts";
 import { call, event, finalObservation } from "../helpers/events.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
@@ -71,7 +72,7 @@ const base = {
   sourcePath: `/s/${S}/${S}.messages.json`,
   client: "cli",
 };
-const gap = (startMs: number, durationMs: number, type: "user" | "agent"): ActiveTimeRecord => ({
+const gap = (startMs: number, durationMs: number, type: "user" | "agent"): Gap => ({
   ...base,
   streamKey: `cline|${S}|lead|active`,
   type,
@@ -95,12 +96,12 @@ const start: SessionStartRecord = {
 
 /** A document read: its events (none needed here) and the activity records an adapter emits. */
 function activityObservation(
-  activeTime: ActiveTimeRecord[],
+  activeTime: Gap[],
   deliveries: DeliveryRecord[] = [],
   sessionStarts: SessionStartRecord[] = [start],
   size = 100,
 ) {
-  return { ...finalObservation([], [], size), activeTime, deliveries, sessionStarts };
+  return { ...finalObservation([], [], size), activeTime: timelines(activeTime), deliveries, sessionStarts };
 }
 
 const sums = (l: Ledger) => l.activity.series().map((s) => [s.kind, s.detail, s.amount, s.records] as const);

@@ -19,6 +19,7 @@ import type { SignalRow } from "../../src/ledger/signals/records.ts";
 import { SignalWatermarks } from "../../src/ledger/signals/watermarks.ts";
 import { editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
 import { commitCaptures, requestCapture } from "../export/helpers/ledger.ts";
+import { timelines } from "../helpers/active-time.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
@@ -50,7 +51,7 @@ function write(stateDir: string): void {
         edit(a, { linesAdded: 1, linesRemoved: 0, exact: false, decision: "failed" }, 12),
         edit(b, { linesAdded: 40 + d, linesRemoved: 3 }, 0),
       ]),
-      activeTime: [
+      activeTime: timelines([
         {
           streamKey: `cline|s1|lead|d${d}`,
           type: "user",
@@ -63,7 +64,7 @@ function write(stateDir: string): void {
           project: "/work/ws",
           sourcePath: `/s/d${d}.messages.json`,
         },
-      ],
+      ]),
       deliveries: [
         {
           deliveryKey: `cline|s1|lead|c${d}|commit|0`,

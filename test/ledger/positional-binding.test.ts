@@ -15,6 +15,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import type { Observation, Source } from "../../src/adapter/types.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { rollupBucket } from "../../src/ledger/rollups/rollup.ts";
+import { timelines } from "../helpers/active-time.ts";
 import { call, event, result } from "../helpers/events.ts";
 
 let dir: string;
@@ -105,7 +106,7 @@ it("every positional INSERT stores each field in its own column", () => {
         },
       ],
     },
-    activeTime: [
+    activeTime: timelines([
       {
         ...dims,
         streamKey: "streamX",
@@ -115,7 +116,7 @@ it("every positional INSERT stores each field in its own column", () => {
         sourcePath: PATH,
         client: "clientX",
       },
-    ],
+    ]),
     deliveries: [
       {
         ...dims,

@@ -12,13 +12,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type {
-  ActiveTimeRecord,
-  DeliveryRecord,
-  EditRecord,
-  SessionStartRecord,
-  Source,
-} from "../../src/adapter/types.ts";
+import type { DeliveryRecord, EditRecord, SessionStartRecord, Source } from "../../src/adapter/types.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import type {
   GroupKind,
@@ -29,6 +23,7 @@ import type {
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { ROLLUP_BUCKET_MS } from "../../src/ledger/tables/report-rollup-v3.ts";
 import { commitCaptures, requestCapture } from "../export/helpers/ledger.ts";
+import { type Gap, timelines } from "../helpers/active-time.ts";
 import { call, edit, event, finalObservation, observation } from "../helpers/events.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
@@ -108,7 +103,7 @@ function docObservation(d: Doc, i: number) {
   );
   const base = { ...dims, sourcePath: `/s/${i}.messages.json` };
   let at = ts;
-  const activeTime: ActiveTimeRecord[] = d.gaps.map((g) => {
+  const gaps: Gap[] = d.gaps.map((g) => {
     at += g.after;
     const r = {
       ...base,
@@ -137,7 +132,7 @@ function docObservation(d: Doc, i: number) {
   return {
     ...finalObservation([], calls, 100 + i, src(`/s/${i}.messages.json`)),
     edits,
-    activeTime,
+    activeTime: timelines(gaps),
     deliveries,
     sessionStarts,
   };

@@ -5,7 +5,7 @@
  * their time.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ActiveTimeRecord, DeliveryRecord } from "../../src/adapter/types.ts";
+import type { DeliveryRecord } from "../../src/adapter/types.ts";
 import type { PriceTable } from "../../src/cost/lookup.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
 import { renderCsv } from "../../src/report/csv.ts";
@@ -13,6 +13,7 @@ import { GROUP_DIMS, type GroupDim } from "../../src/report/dims.ts";
 import { buildReport, renderTable } from "../../src/report/report.ts";
 import { type Zone, zoneNamed } from "../../src/report/time/zone.ts";
 import { type TempLedger, tempLedger } from "../export/helpers/ledger.ts";
+import { type Gap, timelines } from "../helpers/active-time.ts";
 import { event, finalObservation } from "../helpers/events.ts";
 
 let t: TempLedger | undefined;
@@ -34,7 +35,7 @@ const T0 = Date.UTC(2026, 10, 2, 12);
 const UTC = zoneNamed("UTC") as Zone;
 
 interface Filled {
-  readonly gaps: ActiveTimeRecord[];
+  readonly gaps: Gap[];
   readonly deliveries: DeliveryRecord[];
 }
 
@@ -67,7 +68,7 @@ function fill(): Filled {
       provider: "p",
       client: "cli",
     });
-    const gaps: ActiveTimeRecord[] = [
+    const gaps: Gap[] = [
       {
         ...common,
         streamKey: `${sessionId}|a`,
@@ -93,7 +94,7 @@ function fill(): Filled {
     }));
     t.ledger.commit({
       ...finalObservation(s === 2 ? [] : [paid], [], 100, source),
-      activeTime: gaps,
+      activeTime: timelines(gaps),
       deliveries,
     });
     out.gaps.push(...gaps);

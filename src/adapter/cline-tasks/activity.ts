@@ -14,7 +14,7 @@
  *   followed by any message is a resume (`cline task -T`, reopening it in an IDE), keyed by its ts.
  */
 import { isWrongType, type RawBytes } from "../../scan/schema.ts";
-import type { ActiveTimeRecord, SessionStartRecord } from "../types.ts";
+import type { ActiveTimeType, SessionStartRecord } from "../types.ts";
 import { taskSessionKey } from "./dedup.ts";
 
 /** Asks whose answer is the user's: the gap after them is the user's time. */
@@ -30,7 +30,7 @@ export interface TimelineMessage {
 }
 
 /** Whether the gap that `msg` closes (`prev` the message before it) is the user's. */
-export function gapType(prev: TimelineMessage | undefined, msg: TimelineMessage): ActiveTimeRecord["type"] {
+export function gapType(prev: TimelineMessage | undefined, msg: TimelineMessage): ActiveTimeType {
   if (msg.type === "say" && msg.say === "user_feedback") return "user";
   if (msg.type === "ask" && typeof msg.ask === "string" && RESUME_ASKS.has(msg.ask)) return "user";
   if (prev === undefined) return "agent";

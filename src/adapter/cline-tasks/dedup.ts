@@ -40,7 +40,7 @@ export function taskTurnKey(root: string, taskId: string, turnId: string): strin
   return key(root, taskId, "turn", turnId);
 }
 
-/** `cline-tasks|<root>|<task id>|active`: the task's timeline (ActiveTimeRecord.streamKey). */
+/** `cline-tasks|<root>|<task id>|active`: the task's timeline (ActiveTimeline.streamKey). */
 export function taskActiveStreamKey(root: string, taskId: string): string {
   return key(root, taskId, "active");
 }

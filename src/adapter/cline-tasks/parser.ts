@@ -18,12 +18,12 @@ import {
   wrongTypeShown,
 } from "../../scan/schema.ts";
 import { CountingScratch } from "../../scan/scratch.ts";
-import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
+import { TimelineBuilder } from "../activity.ts";
 import { deliveryRecords } from "../deliveries.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type {
-  ActiveTimeRecord,
+  ActiveTimeline,
   DeliveryRecord,
   DocumentSignals,
   EditRecord,
@@ -96,8 +96,8 @@ export interface ParsedTask {
   readonly toolCalls: ToolCall[];
   /** The file edits of answered calls (and failed replaces), docs/cline-format.md §15.14. */
   readonly edits: EditRecord[];
-  /** Closed gaps of the task's timeline, commits and pull requests of its commands, starts (activity.ts). */
-  readonly activeTime: ActiveTimeRecord[];
+  /** The task's timeline (its closed gaps), commits and pull requests of its commands, starts (activity.ts). */
+  readonly activeTime: ActiveTimeline[];
   readonly deliveries: DeliveryRecord[];
   readonly sessionStarts: SessionStartRecord[];
   readonly problems: Problem[];
@@ -231,7 +231,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
   const edits: EditRecord[] = [];
   const deliveries: DeliveryRecord[] = [];
   const sessionStarts: SessionStartRecord[] = [];
-  const points: TimelinePoint[] = [];
+  const timeline = new TimelineBuilder();
   let prevMsg: TimelineMessage | undefined;
   /** The last message may still change (partial, or a request in flight): its gap waits. */
   let lastOpen = false;
@@ -364,7 +364,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       msg.text !== undefined && !isWrongType(msg.text) && command === undefined
         ? (msg.text as Record<string, unknown>)
         : undefined;
-    points.push({ ts, type: gapType(prevMsg, msg), model, provider });
+    timeline.add(ts, gapType(prevMsg, msg), model, provider);
     prevMsg = msg;
     lastOpen = !settled;
     const resumeAsk = msg.type === "ask" && RESUME_ASKS.has(text(msg.ask) ?? "");
@@ -542,7 +542,7 @@ export function parseUiMessages(docIn: ScannedUiMessages, ctx: TaskContext): Par
       toolResults,
       turns: turns.done(),
     };
-    const activeTime = activeTimeRecords(points, lastOpen, {
+    const activeTime = timeline.done(lastOpen, {
       sessionId: taskId,
       agent: TASK_AGENT,
       project,

@@ -29,7 +29,7 @@ export function turnKey(sessionId: string, agent: string, turnId: string): strin
   return `cline|${keyPart(sessionId)}|${keyPart(agent)}|turn|${keyPart(turnId)}`;
 }
 
-/** `cline|<session id>|<agent>|active`: the lead's timeline (ActiveTimeRecord.streamKey). */
+/** `cline|<session id>|<agent>|active`: the lead's timeline (ActiveTimeline.streamKey). */
 export function activeStreamKey(sessionId: string, agent: string): string {
   return `cline|${keyPart(sessionId)}|${keyPart(agent)}|active`;
 }

@@ -1,11 +1,11 @@
 import { basename, dirname } from "node:path";
 import { isWrongType } from "../../scan/schema.ts";
 import { CountingScratch } from "../../scan/scratch.ts";
-import { activeTimeRecords, type TimelinePoint } from "../activity.ts";
+import { TimelineBuilder } from "../activity.ts";
 import { latestTs, validTs } from "../timing.ts";
 import { TurnBuilder } from "../turns.ts";
 import type {
-  ActiveTimeRecord,
+  ActiveTimeline,
   DeliveryRecord,
   DocumentSignals,
   EditRecord,
@@ -31,8 +31,8 @@ export interface ParsedDocument {
   readonly toolCalls: ToolCall[];
   /** The edits of editor / apply_patch calls whose result is in the document (edits.ts). */
   readonly edits: EditRecord[];
-  /** The lead's closed timeline gaps, its start, and the commits and pull requests of its commands (activity.ts). */
-  readonly activeTime: ActiveTimeRecord[];
+  /** The lead's timeline (its closed gaps), its start, and the commits and pull requests of its commands (activity.ts). */
+  readonly activeTime: ActiveTimeline[];
   readonly deliveries: DeliveryRecord[];
   readonly sessionStarts: SessionStartRecord[];
   readonly problems: Problem[];
@@ -154,8 +154,14 @@ export function parseMessagesDocument(
   const editCalls: { call: ToolCall; input: ScannedEditInput }[] = [];
   const resultsById = new Map<string, EditResult>();
   const commandCalls: { call: ToolCall; lines: ReturnType<typeof commandLines> }[] = [];
+  // Only the lead's timeline and start: a sub-agent or teammate runs inside the lead's tool call.
+  const lead = agent === "lead";
   // The timeline (activity.ts): every message in document order, model as of that message.
-  const points: TimelinePoint[] = [];
+  const timeline = lead ? new TimelineBuilder() : undefined;
+  // The session's start: its first message with a ts, and the model it started with (its first
+  // response's).
+  let firstTs = 0;
+  let firstModel: { model: string; provider: string } | undefined;
   let lastModel = "";
   let lastProvider = "";
   const turns = new TurnBuilder({ sessionId, rootSessionId, agent, project, path }, (turnId) =>
@@ -177,12 +183,10 @@ export function parseMessagesDocument(
         : undefined;
     lastModel = text(mi?.id) ?? lastModel;
     lastProvider = text(mi?.provider) ?? lastProvider;
-    points.push({
-      ts,
-      type: isPrompt(msg.role, blocks) ? "user" : "agent",
-      model: lastModel,
-      provider: lastProvider,
-    });
+    timeline?.add(ts, isPrompt(msg.role, blocks) ? "user" : "agent", lastModel, lastProvider);
+    if (firstTs === 0 && ts > 0) firstTs = ts;
+    if (firstModel === undefined && lastModel !== "")
+      firstModel = { model: lastModel, provider: lastProvider };
     if (msg.role === "user") {
       readUserMessage(
         msg.id,
@@ -296,22 +300,12 @@ export function parseMessagesDocument(
   const deliveries = commandCalls.flatMap((c) =>
     commandDeliveries(c.call, c.lines, resultsById.get(c.call.toolUseId ?? "")),
   );
-  // Only the lead's timeline and start: a sub-agent or teammate runs inside the lead's tool call.
-  const lead = agent === "lead";
   const self = { sessionId, agent, project, path, client };
-  const activeTime = lead
-    ? activeTimeRecords(points, false, {
-        ...self,
-        sourcePath: path,
-        streamKey: activeStreamKey(sessionId, agent),
-      })
-    : [];
-  const first = points.find((p) => p.ts > 0);
-  // The model the session started with: its first response's.
-  const firstModel = points.find((p) => p.model !== "");
+  const activeTime =
+    timeline?.done(false, { ...self, sourcePath: path, streamKey: activeStreamKey(sessionId, agent) }) ?? [];
   const sessionStarts =
-    lead && first !== undefined
-      ? [sessionStart(self, first.ts, firstModel?.model ?? "", firstModel?.provider ?? "")]
+    lead && firstTs > 0
+      ? [sessionStart(self, firstTs, firstModel?.model ?? "", firstModel?.provider ?? "")]
       : [];
   const signals: DocumentSignals = {
     sessionId,

@@ -9,7 +9,7 @@
  * Generic: the ledger knows the normalized records, no format.
  */
 import type Database from "better-sqlite3";
-import type { ActiveTimeRecord, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
+import type { ActiveTimeline, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
 import { clampMs, idReads, type KeyedSum, SeriesStore, SeriesSums } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
@@ -66,11 +66,9 @@ export interface ActivityRow {
 
 const HOUR_MS = 3_600_000;
 
-const common = (r: ActiveTimeRecord | DeliveryRecord | SessionStartRecord) => ({
+const common = (r: DeliveryRecord | SessionStartRecord) => ({
   sessionId: r.sessionId,
   agent: r.agent,
-  model: r.model,
-  provider: r.provider,
   project: r.project,
   client: r.client ?? "",
   sourcePath: r.sourcePath,
@@ -79,54 +77,60 @@ const common = (r: ActiveTimeRecord | DeliveryRecord | SessionStartRecord) => ({
 /**
  * The active-time gaps of one timeline not counted yet (starting at or after `coveredMs`), summed
  * into one row per type, hour (of the gap's start: a report window places them to the hour),
- * model, provider and client; and the new covered end.
+ * model, provider and client (a group of the timeline and an hour); and the new covered end. A
+ * row's key is its stream, type and first gap's start: a gap belongs to one row, and a later read
+ * adds only gaps that start after every gap counted before.
  */
 export function activeTimeRows(
-  gaps: readonly ActiveTimeRecord[],
+  t: ActiveTimeline,
   coveredMs: number,
 ): { rows: ActivityRow[]; coveredMs: number } {
-  const byGroup = new Map<string, ActivityRow & { amount: number }>();
-  // The group of the last gap of each type: a timeline's gaps come in time order, so most fall in
-  // the group of the one before them of their type and need no key string (measured: ~1 µs a gap).
-  let lastUser: { hour: number; g: ActiveTimeRecord; row: { amount: number } } | undefined;
-  let lastAgent: typeof lastUser;
+  const { startMs, durationMs, group, groups } = t;
+  const n = startMs.length;
+  if (durationMs.length !== n || group.length !== n)
+    throw new Error(
+      `active time ${t.streamKey}: columns of ${n}, ${durationMs.length} and ${group.length} gaps`,
+    );
+  const rows: ActivityRow[] = [];
+  // Per group, the row of its latest hour: a timeline's gaps come in time order, so a gap falls in
+  // its group's latest row or opens the next one (a gap out of order opens a row of its own).
+  const open: ({ hour: number; row: ActivityRow & { amount: number } } | undefined)[] = [];
+  const client = t.client ?? "";
   let covered = coveredMs;
-  for (const g of gaps) {
-    if (!Number.isSafeInteger(g.durationMs) || g.durationMs <= 0)
-      throw new Error(`active time ${g.streamKey} at ${g.startMs}: not a duration in ms: ${g.durationMs}`);
-    if (g.startMs < coveredMs) continue;
-    covered = Math.max(covered, g.startMs + g.durationMs);
-    const hour = Math.floor(g.startMs / HOUR_MS);
-    const last = g.type === "user" ? lastUser : lastAgent;
-    if (
-      last !== undefined &&
-      last.hour === hour &&
-      last.g.model === g.model &&
-      last.g.provider === g.provider &&
-      (last.g.client ?? "") === (g.client ?? "")
-    ) {
-      last.row.amount += g.durationMs;
+  for (let i = 0; i < n; i++) {
+    const start = startMs[i] as number;
+    const duration = durationMs[i] as number;
+    if (!Number.isSafeInteger(duration) || duration <= 0)
+      throw new Error(`active time ${t.streamKey} at ${start}: not a duration in ms: ${duration}`);
+    const gi = group[i] as number;
+    const g = groups[gi];
+    if (g === undefined) throw new Error(`active time ${t.streamKey} at ${start}: no group ${gi}`);
+    if (start < coveredMs) continue;
+    covered = Math.max(covered, start + duration);
+    const hour = Math.floor(start / HOUR_MS);
+    const last = open[gi];
+    if (last !== undefined && last.hour === hour) {
+      last.row.amount += duration;
       continue;
     }
-    const id = `${g.type}\u0000${hour}\u0000${g.model}\u0000${g.provider}\u0000${g.client ?? ""}`;
-    let row = byGroup.get(id);
-    if (row !== undefined) row.amount += g.durationMs;
-    else {
-      row = {
-        key: `${g.streamKey}|${g.type}|${g.startMs}`,
-        kind: "active_time",
-        detail: g.type,
-        amount: g.durationMs,
-        tsMs: g.startMs,
-        ...common(g),
-      };
-      byGroup.set(id, row);
-    }
-    const next = { hour, g, row };
-    if (g.type === "user") lastUser = next;
-    else lastAgent = next;
+    const row = {
+      key: `${t.streamKey}|${g.type}|${start}`,
+      kind: "active_time" as const,
+      detail: g.type,
+      amount: duration,
+      sessionId: t.sessionId,
+      agent: t.agent,
+      tsMs: start,
+      model: g.model,
+      provider: g.provider,
+      project: t.project,
+      client,
+      sourcePath: t.sourcePath,
+    };
+    rows.push(row);
+    open[gi] = { hour, row };
   }
-  return { rows: [...byGroup.values()], coveredMs: covered };
+  return { rows, coveredMs: covered };
 }
 
 /** The observation's commits, pull requests and session starts as rows. */
@@ -136,7 +140,16 @@ export function activityRows(o: {
 }): ActivityRow[] {
   const rows: ActivityRow[] = [];
   for (const d of o.deliveries ?? [])
-    rows.push({ key: d.deliveryKey, kind: d.kind, detail: "", amount: 1, tsMs: d.timestampMs, ...common(d) });
+    rows.push({
+      key: d.deliveryKey,
+      kind: d.kind,
+      detail: "",
+      amount: 1,
+      tsMs: d.timestampMs,
+      model: d.model,
+      provider: d.provider,
+      ...common(d),
+    });
   for (const s of o.sessionStarts ?? [])
     rows.push({
       key: s.startKey,
@@ -144,6 +157,8 @@ export function activityRows(o: {
       detail: s.startType,
       amount: 1,
       tsMs: s.timestampMs,
+      model: s.model,
+      provider: s.provider,
       ...common(s),
     });
   return rows;
@@ -161,6 +176,9 @@ interface Sum extends KeyedSum {
  */
 export class ActivitySums extends SeriesSums<Sum> {
   private readonly onRow: ((r: ActivityRow) => void) | undefined;
+  /** The last row added and its series' sum: the next row is often of the same series. */
+  private lastRow: ActivityRow | undefined;
+  private lastSum: Sum | undefined;
 
   constructor(onRow?: (r: ActivityRow) => void) {
     super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
@@ -169,8 +187,23 @@ export class ActivitySums extends SeriesSums<Sum> {
 
   add(r: ActivityRow): void {
     this.onRow?.(r);
-    // ACTIVITY_SERIES_KEY's order.
-    const s = this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
+    const l = this.lastRow;
+    const s =
+      this.lastSum !== undefined &&
+      l !== undefined &&
+      l.sessionId === r.sessionId &&
+      l.agent === r.agent &&
+      l.project === r.project &&
+      l.model === r.model &&
+      l.provider === r.provider &&
+      l.client === r.client &&
+      l.kind === r.kind &&
+      l.detail === r.detail
+        ? this.lastSum
+        : // ACTIVITY_SERIES_KEY's order.
+          this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
+    this.lastRow = r;
+    this.lastSum = s;
     s.amount += r.amount;
     s.records++;
     if (r.tsMs > s.lastEventMs) s.lastEventMs = r.tsMs;
@@ -229,22 +262,19 @@ export class Activity extends SeriesStore<
    * (activeTimeRows), and the timeline's new covered end; returns the rows inserted.
    */
   insertActiveTime(
-    gaps: readonly ActiveTimeRecord[],
+    timelines: readonly ActiveTimeline[],
     adapter: string,
     nowMs: number,
     sums: ActivitySums,
   ): number {
-    const byStream = new Map<string, ActiveTimeRecord[]>();
-    for (const g of gaps) {
-      const list = byStream.get(g.streamKey);
-      if (list === undefined) byStream.set(g.streamKey, [g]);
-      else list.push(g);
-    }
     const w = this.st.writes();
     let added = 0;
-    for (const [stream, list] of byStream) {
+    // A stream read twice in one observation (none of the adapters does): the second view reads the
+    // covered end the first one wrote, so it adds only what starts after it, as a later read would.
+    for (const t of timelines) {
+      const stream = t.streamKey;
       const covered = (w.covered.get({ stream }) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
-      const fresh = activeTimeRows(list, covered);
+      const fresh = activeTimeRows(t, covered);
       if (fresh.rows.length === 0) continue;
       for (const r of fresh.rows) if (this.insert(r, adapter, nowMs, sums)) added++;
       w.cover.run({ stream, coveredMs: fresh.coveredMs });

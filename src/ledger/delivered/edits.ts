@@ -94,21 +94,30 @@ export class EditSums extends SeriesSums<Sum> {
     }));
   }
 
+  /** The last edit added and its series' sum: the next edit is often of the same series. */
+  private lastEdit: EditRecord | undefined;
+  private lastSum: Sum | undefined;
+
   add(e: EditRecord): void {
-    // EDIT_SERIES_KEY's order.
-    const s = this.of([
-      e.sessionId,
-      e.agent,
-      e.project,
-      e.model,
-      e.provider,
-      e.client ?? "",
-      e.toolName,
-      e.operation,
-      e.decision,
-      e.source,
-      e.language,
-    ]);
+    const s =
+      this.lastSum !== undefined && this.lastEdit !== undefined && sameEditSeries(this.lastEdit, e)
+        ? this.lastSum
+        : // EDIT_SERIES_KEY's order.
+          this.of([
+            e.sessionId,
+            e.agent,
+            e.project,
+            e.model,
+            e.provider,
+            e.client ?? "",
+            e.toolName,
+            e.operation,
+            e.decision,
+            e.source,
+            e.language,
+          ]);
+    this.lastEdit = e;
+    this.lastSum = s;
     s.edits++;
     s.linesAdded += e.linesAdded;
     s.linesRemoved += e.linesRemoved;
@@ -119,6 +128,23 @@ export class EditSums extends SeriesSums<Sum> {
     }
     if (e.timestampMs > s.lastEventMs) s.lastEventMs = e.timestampMs;
   }
+}
+
+/** Whether two edits' series keys (EDIT_SERIES_KEY) are equal. */
+function sameEditSeries(a: EditRecord, b: EditRecord): boolean {
+  return (
+    a.sessionId === b.sessionId &&
+    a.agent === b.agent &&
+    a.project === b.project &&
+    a.model === b.model &&
+    a.provider === b.provider &&
+    (a.client ?? "") === (b.client ?? "") &&
+    a.toolName === b.toolName &&
+    a.operation === b.operation &&
+    a.decision === b.decision &&
+    a.source === b.source &&
+    a.language === b.language
+  );
 }
 
 /**

@@ -50,6 +50,8 @@ export function rollupBucket(tsMs: number): number {
 /** Per-transaction sums by rollup key; `write` upserts them (call inside the transaction, last). */
 export class RollupSums {
   private cells = new Map<string, RollupCell>();
+  /** The cell `cell` returned last (a member of `cells`), undefined after a reset or write. */
+  private last: RollupCell | undefined;
   private readonly upsert: Database.Statement;
 
   constructor(db: Database.Database) {
@@ -74,6 +76,7 @@ export class RollupSums {
   /** Forgets what a failed transaction summed (its rows were rolled back). */
   reset(): void {
     this.cells = new Map();
+    this.last = undefined;
   }
 
   private cell(tsMs: number, d: RollupDims, noCalls: 0 | 1): RollupCell | undefined {
@@ -81,6 +84,19 @@ export class RollupSums {
     if (!(tsMs >= 0)) return undefined;
     const bucketMs = rollupBucket(tsMs);
     const client = d.client ?? "";
+    // A document's rows mostly fall in the cell of the row before them: no key string for those.
+    const last = this.last;
+    if (
+      last !== undefined &&
+      last.bucketMs === bucketMs &&
+      last.noCalls === noCalls &&
+      last.agent === d.agent &&
+      last.model === d.model &&
+      last.provider === d.provider &&
+      last.project === d.project &&
+      last.client === client
+    )
+      return last;
     const id = `${bucketMs}\u0000${d.agent}\u0000${d.model}\u0000${d.provider}\u0000${d.project}\u0000${client}\u0000${noCalls}`;
     let c = this.cells.get(id);
     if (c === undefined) {
@@ -111,6 +127,7 @@ export class RollupSums {
       };
       this.cells.set(id, c);
     }
+    this.last = c;
     return c;
   }
 
@@ -209,5 +226,6 @@ export class RollupSums {
         c.activity,
       );
     this.cells = new Map();
+    this.last = undefined;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Schema v3, "what Cline delivered", the activity part (issue 29 items 3-5): active time, commits
- * and pull requests, and session starts (ActiveTimeRecord, DeliveryRecord, SessionStartRecord in
+ * and pull requests, and session starts (ActiveTimeline, DeliveryRecord, SessionStartRecord in
  * src/adapter/types.ts), kept exactly once by their keys and summed into running series in the
  * same transaction as the document's events (src/ledger/activity.ts). One self-contained step
  * (it touches no table another v3 step changes, except that every step may drop the checkpoints):

@@ -9,6 +9,7 @@ import { IDLE_CUTOFF_MS } from "../../../src/adapter/activity.ts";
 import { parseUiMessages } from "../../../src/adapter/cline-tasks/parser.ts";
 import { uiMessagesSchema } from "../../../src/adapter/cline-tasks/schema.ts";
 import { scanBuffer } from "../../../src/scan/scanner.ts";
+import { gapsOf } from "../../helpers/active-time.ts";
 import { ask, recorded as c, parse, ROOT, request, say, type UiMessage } from "./helpers.ts";
 
 const answer = (ts: number, result: string) =>
@@ -21,7 +22,8 @@ const answer = (ts: number, result: string) =>
 const OK = "Command executed.";
 const DENIED = "The user denied this operation.";
 
-const gaps = (p: ReturnType<typeof parse>) => p.activeTime.map((g) => [g.startMs, g.durationMs, g.type]);
+const gaps = (p: ReturnType<typeof parse>) =>
+  gapsOf(p.activeTime).map((g) => [g.startMs, g.durationMs, g.type]);
 
 describe("task format active time", () => {
   it("splits the timeline at the asks: the agent's gaps and the user's (answers, reviews, prompts)", () => {
@@ -56,8 +58,9 @@ describe("task format active time", () => {
       [43_000, 1_000, "agent"],
     ]);
     // Each gap kept by its stream and start: distinct, stable.
-    expect(new Set(p.activeTime.map((g) => `${g.streamKey}|${g.startMs}`)).size).toBe(p.activeTime.length);
-    expect(p.activeTime.every((g) => g.sessionId === "1796000000000" && g.agent === "lead")).toBe(true);
+    const all = gapsOf(p.activeTime);
+    expect(new Set(all.map((g) => `${g.streamKey}|${g.startMs}`)).size).toBe(all.length);
+    expect(all.every((g) => g.sessionId === "1796000000000" && g.agent === "lead")).toBe(true);
   });
 
   it("a gap longer than its cut-off is idle: it counts nothing", () => {
@@ -110,7 +113,7 @@ describe("task format active time", () => {
     ]);
     // A ledger keeps the first view of a key: the union of both views, first wins.
     const kept = new Map<string, number>();
-    for (const g of [...cancelled.activeTime, ...resumed.activeTime])
+    for (const g of gapsOf([...cancelled.activeTime, ...resumed.activeTime]))
       if (!kept.has(`${g.streamKey}|${g.startMs}`)) kept.set(`${g.streamKey}|${g.startMs}`, g.durationMs);
     const total = [...kept.values()].reduce((a, b) => a + b, 0);
     // [1,2) [2,3) [3,4) [4,5) from the first view, [9,9.5) [9.5,10) from the second; never [3,9) on top.
@@ -168,7 +171,7 @@ describe("task format commits and pull requests", () => {
       // Every gap is at most its cut-off and the sum is within the task's wall time.
       const msgs = JSON.parse(readFileSync(path, "utf8")) as UiMessage[];
       const span = (msgs.at(-1)?.ts as number) - (msgs[0]?.ts as number);
-      const sum = p.activeTime.reduce((a, g) => a + g.durationMs, 0);
+      const sum = gapsOf(p.activeTime).reduce((a, g) => a + g.durationMs, 0);
       expect(sum).toBeGreaterThan(0);
       expect(sum).toBeLessThanOrEqual(span);
     }

@@ -9,6 +9,7 @@ import { IDLE_CUTOFF_MS } from "../../../src/adapter/activity.ts";
 import { parseMessagesDocument } from "../../../src/adapter/cline/parser.ts";
 import { messagesDocumentSchema } from "../../../src/adapter/cline/schema.ts";
 import { scanBuffer } from "../../../src/scan/scanner.ts";
+import { gapsOf } from "../../helpers/active-time.ts";
 
 const ROOT = "1796018194209_nfmy0";
 const PATH = `/s/${ROOT}/${ROOT}.messages.json`;
@@ -114,7 +115,7 @@ describe("CLI 3.x active time and session start", () => {
       prompt("u3", 21_000 + IDLE_CUTOFF_MS.user + 1),
       text("a4", 21_000 + IDLE_CUTOFF_MS.user + 2),
     ]);
-    expect(p.activeTime.map((g) => [g.startMs, g.durationMs, g.type])).toEqual([
+    expect(gapsOf(p.activeTime).map((g) => [g.startMs, g.durationMs, g.type])).toEqual([
       [1_000, 1_000, "agent"],
       [2_000, 500, "agent"],
       [2_500, 500, "agent"],
@@ -135,7 +136,7 @@ describe("CLI 3.x active time and session start", () => {
       result("r2", 4_000, "t1", [ok("2")]),
       text("a2", 8_000),
     ]);
-    expect(p.activeTime.reduce((a, g) => a + g.durationMs, 0)).toBe(7_000);
+    expect(gapsOf(p.activeTime).reduce((a, g) => a + g.durationMs, 0)).toBe(7_000);
   });
 
   it("a sub-agent's or teammate's document has no timeline and no start (it runs inside the lead's call)", () => {
@@ -155,6 +156,6 @@ describe("CLI 3.x active time and session start", () => {
     const p = parseMessagesDocument(scanBuffer(readFileSync(path), messagesDocumentSchema), path, {});
     expect(p.sessionStarts.map((s) => s.startType)).toEqual(["new"]);
     // The resume's prompt closes a user gap.
-    expect(p.activeTime.filter((g) => g.type === "user").length).toBe(1);
+    expect(gapsOf(p.activeTime).filter((g) => g.type === "user").length).toBe(1);
   });
 });
