@@ -29,7 +29,7 @@ import { type ListingStore, loadListing } from "../listings.ts";
 import type { Problem } from "../types.ts";
 import { MESSAGES_SUFFIX } from "./compaction/files.ts";
 import type { WalkFacts } from "./discover.ts";
-import { indexMarks } from "./quiet.ts";
+import { indexMarks, storedProblems } from "./quiet.ts";
 
 /** Listing scope of the snapshot: one entry per sessions dir. */
 export const QUIET_TREE_SCOPE = "cline.quiet-tree";
@@ -128,27 +128,6 @@ function decode(entries: string):
   const docs = numbers[2] as number;
   if (numbers.length !== HEADER + MARK + folders * (1 + MARK) + docs * DOC) return undefined;
   return { token, problems, indexMark, numbers, names: entries.slice(at) };
-}
-
-function storedProblems(json: string): Problem[] | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch (e) {
-    // A damaged entry is no entry: the quiet or full discovery runs and writes it again.
-    if (e instanceof SyntaxError) return undefined;
-    throw e;
-  }
-  if (!Array.isArray(v)) return undefined;
-  const ok = v.every(
-    (p) =>
-      typeof p === "object" &&
-      p !== null &&
-      typeof p.path === "string" &&
-      typeof p.code === "string" &&
-      typeof p.detail === "string",
-  );
-  return ok ? (v as Problem[]) : undefined;
 }
 
 const sameMarkAt = (n: Float64Array, k: number, s: Stats): boolean =>

@@ -113,12 +113,13 @@ export function keepQuietEntry(
   memo.put(sessionsDir, entry);
 }
 
-function storedProblems(entries: string): Problem[] | undefined {
+/** The problems a stored entry lists, or undefined when it is damaged (quiet.ts's and quiet-tree.ts's). */
+export function storedProblems(entries: string): Problem[] | undefined {
   let v: unknown;
   try {
     v = JSON.parse(entries);
   } catch (e) {
-    // A damaged entry is no entry: the full discovery runs and writes it again.
+    // A damaged entry is no entry: a fuller discovery runs and writes it again.
     if (e instanceof SyntaxError) return undefined;
     throw e;
   }
