@@ -14,14 +14,17 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, ...(rerecordElsewhere ? RERECORDINGS : [])],
     // Builds dist/ when stale: the tests that spawn the CLI run the bundle (test/helpers/cli.ts).
     globalSetup: ["test/helpers/build-once.ts"],
-    testTimeout: 30_000,
+    // 60 s: with three workers on two cores a CPU-bound test (a 1,200-session ledger exported in delta
+    // windows) took 11 s, and 30 s with four: the margin is for a loaded machine, not for slow code.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
     // Vitest's default is one worker fewer than the cores: ONE on CI's 2-core machine, which ran the
     // files one after another (832 s for Node 22, 2026-12-04). Most of the slow files wait on child
-    // processes (the real Cline CLIs, Prometheus, OTLP receivers, killed daemons), so one worker per core
-    // keeps both cores busy. The ratio checks (test/bench/) interleave their two sides, so a neighbour's
-    // load falls on both.
-    maxWorkers: "100%",
+    // processes (the real Cline CLIs, Prometheus, OTLP receivers, killed daemons), so three workers on
+    // two cores keep both busy: Node 24's files 612 s with two, 486 s with three; four timed a test out
+    // (docs/performance.md "CI time"). The ratio checks (test/bench/) interleave their two sides, so a
+    // neighbour's load falls on both.
+    maxWorkers: "150%",
   },
 });
