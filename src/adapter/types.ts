@@ -500,7 +500,9 @@ export interface Adapter {
    * Optional, synchronous and cheap: true only when the source is certainly unchanged since its
    * checkpoint (what collectIncremental would answer `unchanged`), so the pass skips it without
    * any promise; false means "ask collectIncremental" (changed, gone, or unsure). An idle pass
-   * over 13,000 documents spends ~20 ms on the async machinery it saves.
+   * over 13,000 documents spends ~20 ms on the async machinery it saves. It may answer from the
+   * stat its last `discover()` took: a pass that reuses an earlier discovery (the daemon's event
+   * passes, src/collector/loop.ts) does not ask it, since that stat may predate a change.
    */
   unchangedNow?(source: Source, checkpoint: SourceCheckpoint): boolean;
   /**

@@ -414,6 +414,39 @@ describe("CollectorLoop with both adapters combined: the task-format roots are w
     await until("its rewrite", () => ledger.counts().events === 2, 1000);
     console.log(`task-format pick-up latency with the root created after start: ${ms.toFixed(0)} ms`);
   });
+
+  it("a rewrite between the first read's commit and its folder's watch is read by the pass that follows", async () => {
+    // The e2e daemon missed this once in ~20 runs on a loaded machine: the folder's watch is set
+    // after the pass that found it, and the pass that then looks at the folder once more reused
+    // the discovery, whose stat (taken before the rewrite) the gate trusted. Here the rewrite is
+    // made inside that commit, so it always falls in that window.
+    const home = tmp();
+    const data = join(home, ".cline", "data");
+    const ledger = openLedger();
+    let rewritten = false;
+    const rewriting = new Proxy(ledger, {
+      get(target, prop, receiver) {
+        if (prop !== "commitAll") return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<Ledger["commitAll"]>) => {
+          const r = target.commitAll(...args);
+          if (!rewritten && target.counts().events === 1) {
+            rewritten = true;
+            writeTask(data, "1796000000003", settledRequests(2));
+          }
+          return r;
+        };
+      },
+    });
+    const loop = daemonOf(data, rewriting);
+    loop.start();
+    await until("first pass", () => loop.passCount >= 1);
+    await loop.idle();
+    mkdirSync(join(data, "tasks"), { recursive: true });
+    writeTask(data, "1796000000003", settledRequests(1));
+    await until("the first request", () => rewritten, 2000);
+    // No event will name the rewrite (it came before the watch) and the sweep is 10 minutes away.
+    await until("the rewrite's request", () => ledger.counts().events === 2, 2000);
+  });
 });
 
 describe("CollectorLoop: watching drives the work", () => {

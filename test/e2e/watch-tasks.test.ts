@@ -55,6 +55,9 @@ describe("cline-otel run: the task-format roots are watched", () => {
       console.log(
         `daemon task-format pick-up: root and task created after start ${first.toFixed(0)} ms, rewrite ${rewrite.toFixed(0)} ms`,
       );
+    } catch (e) {
+      // What the daemon did is the diagnosis of a miss: its debug log names every pass and watch.
+      throw new Error(`${(e as Error).message}\n--- the daemon's log ---\n${d.log().slice(-6000)}`);
     } finally {
       d.child.kill("SIGTERM");
       const exit = await d.done;
