@@ -445,7 +445,7 @@ describe("CollectorLoop with both adapters combined: the task-format roots are w
     writeTask(data, "1796000000003", settledRequests(1));
     await until("the first request", () => rewritten, 2000);
     // No event will name the rewrite (it came before the watch) and the sweep is 10 minutes away.
-    await until("the rewrite's request", () => ledger.counts().events === 2, 2000);
+    await until("the rewrite's request", () => ledger.counts().events === 2);
   });
 });
 
