@@ -33,9 +33,19 @@ export const WORKER_MIN_IN_FLIGHT = 8;
 export const IDLE_CORE_MARGIN = 0.5;
 const WORKER_GATE_MS = 1000;
 
-/** Whether the machine has a core to spare for the worker (see IDLE_CORE_MARGIN). */
+/**
+ * Cores a machine needs before the worker is tried at all. On 2 cores it is slower even with both
+ * idle (measured 2026-12-05, docs/performance.md "The document worker on two idle cores": the cold
+ * backfill of 10,000 sessions 9.0-9.7 s wall without it, 10.6-15.3 s with it; CPU +30-50 %): a read
+ * costs the worker about twice the main thread's (a cold isolate, its small young generation, the
+ * structured clone both ways), so the main thread waits for it more than it saves. Machines with
+ * more cores were not measured; there a core idle beside the pipeline's two can absorb the rest.
+ */
+export const MIN_WORKER_CORES = 4;
+
+/** Whether the machine has a core to spare for the worker (see MIN_WORKER_CORES, IDLE_CORE_MARGIN). */
 export function hasIdleCore(cores: number, load1: number): boolean {
-  return cores >= 2 && load1 <= cores - 2 + IDLE_CORE_MARGIN;
+  return cores >= MIN_WORKER_CORES && load1 <= cores - 2 + IDLE_CORE_MARGIN;
 }
 
 /** How long the worker outlives the last read in flight. */

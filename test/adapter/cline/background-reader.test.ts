@@ -7,6 +7,7 @@ import {
   BackgroundReader,
   hasIdleCore,
   IDLE_CORE_MARGIN,
+  MIN_WORKER_CORES,
   useWorker,
   WORKER_IDLE_MS,
   WORKER_MIN_IN_FLIGHT,
@@ -75,14 +76,16 @@ describe("useWorker", () => {
     expect(useWorker(WORKER_MIN_IN_FLIGHT, true, true)).toBe(false);
   });
 
-  it("wants a core to spare: two cores or more, the others' load leaving two of them (ours and the worker's) within IDLE_CORE_MARGIN", () => {
+  it("wants MIN_WORKER_CORES cores or more, the others' load leaving two of them (ours and the worker's) within IDLE_CORE_MARGIN", () => {
+    expect(MIN_WORKER_CORES).toBe(4);
     expect(hasIdleCore(1, 0)).toBe(false);
-    expect(hasIdleCore(2, 0.2)).toBe(true);
-    // Two cores: the others' load must leave both (main thread and worker), within the margin.
-    expect(hasIdleCore(2, IDLE_CORE_MARGIN)).toBe(true);
-    expect(hasIdleCore(2, IDLE_CORE_MARGIN + 0.01)).toBe(false);
-    // One other busy process on 2 cores: three threads for two cores is slower (measured).
-    expect(hasIdleCore(2, 1)).toBe(false);
+    // Two or three cores, however idle: slower with the worker than without (measured on 2).
+    expect(hasIdleCore(2, 0)).toBe(false);
+    expect(hasIdleCore(3, 0)).toBe(false);
+    expect(hasIdleCore(4, 0)).toBe(true);
+    // Four cores: the others' load must leave two (main thread and worker), within the margin.
+    expect(hasIdleCore(4, 2 + IDLE_CORE_MARGIN)).toBe(true);
+    expect(hasIdleCore(4, 2 + IDLE_CORE_MARGIN + 0.01)).toBe(false);
     expect(hasIdleCore(8, 4)).toBe(true);
     expect(hasIdleCore(8, 6.5)).toBe(true);
     expect(hasIdleCore(8, 6.6)).toBe(false);
