@@ -1,13 +1,16 @@
 /**
  * What STORING the counted records costs (issue 29's cost gate, the backfill): the observations of a
  * Cline data directory are read once (the adapters, this tree's code), then committed to fresh
- * ledgers in the batches the pass made, interleaved, each round twice: as read ("with") and without
- * their edits, active time, deliveries and session starts ("without": what the counting-off build
- * commits). The CPU of the commits alone (this process, all threads: the commits' GC counts) and
- * the ledger's size; the difference is the storage part of the counting's cost, without the
- * reading, scanning and line counting that a whole-process run mixes in (and without its noise).
+ * ledgers in the batches the pass made, interleaved (the order rotated each round), three ways: as
+ * read ("with"), without their edits, active time, deliveries and session starts ("without": what the
+ * counting-off build commits), and without their edits alone ("without-edits"). The CPU of the
+ * commits alone (this process, all threads: the commits' GC counts) and the ledger's size; the
+ * difference is the storage part of the counting's cost, without the reading, scanning and line
+ * counting that a whole-process run mixes in (and without its noise).
  *
- *   HOME=/path/with/.cline npx tsx bench/delivered-storage.ts [--rounds N]
+ * "with" minus "without-edits" is what storing the edits alone costs; the rest is the activity's.
+ *
+ *   HOME=/path/with/.cline npx tsx --expose-gc bench/delivered-storage.ts [--rounds N]
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,6 +48,13 @@ try {
       return rest as ReadObservation;
     }),
   );
+  // Only the edits left out: what storing the edits alone costs (the rest of "with" is active time).
+  const withoutEdits = batches.map((b) =>
+    b.map((o) => {
+      const { edits: _e, ...rest } = o;
+      return rest as ReadObservation;
+    }),
+  );
   const count = (k: "edits" | "deliveries" | "sessionStarts") =>
     batches.reduce((n, b) => n + b.reduce((m, o) => m + (o[k]?.length ?? 0), 0), 0);
   let gaps = 0;
@@ -52,9 +62,9 @@ try {
   console.log(
     `batches ${batches.length}, observations ${batches.reduce((n, b) => n + b.length, 0)}, edits ${count("edits")}, active-time gaps ${gaps}, deliveries ${count("deliveries")}, session starts ${count("sessionStarts")}`,
   );
-  const runs: Record<string, number[]> = { with: [], without: [] };
+  const runs: Record<string, number[]> = { with: [], without: [], "without-edits": [] };
   let n = 0;
-  const commit = (name: "with" | "without", obs: ReadObservation[][]): void => {
+  const commit = (name: "with" | "without" | "without-edits", obs: ReadObservation[][]): void => {
     const dir = join(tmp, `l${n++}`);
     globalThis.gc?.();
     const t0 = cpuMs();
@@ -67,19 +77,22 @@ try {
     rmSync(dir, { recursive: true, force: true });
   };
   for (let r = 0; r < rounds; r++) {
-    if (r % 2 === 0) {
-      commit("with", batches);
-      commit("without", without);
-    } else {
-      commit("without", without);
-      commit("with", batches);
-    }
+    const order = [
+      () => commit("with", batches),
+      () => commit("without", without),
+      () => commit("without-edits", withoutEdits),
+    ];
+    // Rotated each round, so a load spell hits each variant in turn.
+    for (let i = 0; i < order.length; i++) (order[(i + r) % order.length] as () => void)();
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   for (const [k, v] of Object.entries(runs))
     console.log(`${k}: ${v.map((x) => x.toFixed(0)).join(" ")} ms CPU, median ${med(v).toFixed(0)}`);
   console.log(
     `storage delta (median with - median without): ${(med(runs.with as number[]) - med(runs.without as number[])).toFixed(0)} ms CPU`,
+  );
+  console.log(
+    `of which the edits (median with - median without-edits): ${(med(runs.with as number[]) - med(runs["without-edits"] as number[])).toFixed(0)} ms CPU`,
   );
 } finally {
   rmSync(tmp, { recursive: true, force: true });
