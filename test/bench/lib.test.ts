@@ -356,3 +356,17 @@ describe("counting-off patch (the delivered case's before build)", () => {
     ]);
   });
 });
+
+describe("storage-off patch (the floor build of docs/performance.md, 'The cold report's floor')", () => {
+  const root = join(import.meta.dirname, "..", "..");
+  const patch = join(root, "bench", "lib", "storage-off.patch");
+
+  it("still applies to this tree's sources, and touches only the ledger's ingest", () => {
+    execFileSync("git", ["apply", "--check", patch], { cwd: root, stdio: "pipe" });
+    const files = [...readFileSync(patch, "utf8").matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]);
+    expect(files).toEqual(["src/ledger/usage/ingest.ts"]);
+    // It stores nothing: the early return is the whole change, and it is taken.
+    expect(readFileSync(patch, "utf8")).toMatch(/^\+const STORING_OFF = true;$/m);
+    expect(readFileSync(patch, "utf8")).toMatch(/^\+ {4}if \(STORING_OFF\) return/m);
+  });
+});
