@@ -11,11 +11,11 @@
  * The corpora are the ratios case's (bench/lib/corpus.ts, bench/lib/task-corpus.ts), with real-shaped
  * edits, denials and commits.
  */
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Corpus, smallSessionsSpec, writeCorpus } from "../lib/corpus.ts";
 import type { Sizes } from "../lib/options.ts";
+import { buildPatched } from "../lib/patched-build.ts";
 import { atMost, type CaseResult, type Row } from "../lib/report.ts";
 import { fmt, interleave, MiB, median } from "../lib/stats.ts";
 import { type TaskCorpus, taskStatWalk, writeTaskCorpus } from "../lib/task-corpus.ts";
@@ -28,18 +28,9 @@ export const COUNTING_OFF_PATCH = join(ROOT, "bench", "lib", "counting-off.patch
 /** The most the counting may add (issue 29): after / before. */
 const MAX_RATIO = 1.1;
 
-/**
- * Builds the "before" CLI in `dir`: this tree's sources (working tree, not HEAD) with the patch
- * applied, bundled by its own tools/build.js against this tree's node_modules (the same lockfile).
- */
+/** Builds the "before" CLI in `dir`: this tree's sources with the counting-off patch (bench/lib/patched-build.ts). */
 export function buildCountingOff(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  for (const p of ["src", "tools", "bin", "package.json", "tsconfig.json"])
-    cpSync(join(ROOT, p), join(dir, p), { recursive: true });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  execFileSync("git", ["apply", COUNTING_OFF_PATCH], { cwd: dir, stdio: "pipe" });
-  execFileSync(process.execPath, [join("tools", "build.js")], { cwd: dir, stdio: "pipe" });
-  return join(dir, "bin", "cline-otel.js");
+  return buildPatched(dir, COUNTING_OFF_PATCH);
 }
 
 export interface DeliveredMeasurement {

@@ -166,6 +166,78 @@ describe("lines of an escaped text", () => {
     });
   }
 
+  // Lines long enough for the word-at-a-time runs (plainWord): every alignment of an escape against
+  // the line's 4-byte words, multi-byte characters across a word, and raw newlines in the bytes.
+  const longLineArb = fc.oneof(
+    fc.constantFrom(...TRAPS),
+    fc.string({ maxLength: 40 }).filter((s) => !s.includes("\n")),
+    fc
+      .tuple(fc.string({ maxLength: 9 }), fc.constantFrom(...TRAPS), fc.string({ maxLength: 9 }))
+      .map(([a, b, c]) => (a + b + c).replaceAll("\n", " ")),
+  );
+  const longTextArb = fc
+    .tuple(fc.array(longLineArb, { maxLength: 10 }), fc.boolean())
+    .map(([lines, final]) => (lines.length === 0 ? "" : lines.join("\n") + (final ? "\n" : "")))
+    .filter(
+      (s) => !s.includes("\0") && !/[\ud800-\udfff]/.test(s.replace(/[\ud800-\udbff][\udc00-\udfff]/g, "")),
+    );
+
+  for (const depth of [1, 2] as const) {
+    it(`long lines: each walk's hashes and counts are the byte-at-a-time reference's (depth ${depth})`, () => {
+      fc.assert(
+        fc.property(longTextArb, fc.nat(3), (s, shift) => {
+          // The text at each offset in its buffer: the words' alignment differs from the line's.
+          const base = escaped(s, depth);
+          const buf = Buffer.concat([Buffer.from("xyz".slice(0, shift)), base.buf.subarray(0, base.end)]);
+          const t = { buf, start: base.start + shift, end: base.end + shift, depth };
+          expect(lineCount(t)).toBe(expectedCount(s));
+          expect(newlineCount(t)).toBe(s.split("\n").length - 1);
+          const ref: number[] = [];
+          forEachLine(t, (a, b, next) => {
+            const out = new LinesBuilder();
+            hashLine(t, a, b, out, next > b);
+            ref.push(...out.build().hashes);
+            return true;
+          });
+          expect(Array.from(textLines(t).hashes)).toEqual(ref);
+          const walked: number[] = [];
+          forEachHashedLine(t, (a, b, _esc, h1, h2) => {
+            const out = new LinesBuilder();
+            hashLine(t, a, b, out, true);
+            expect([h1 >>> 0, h2 >>> 0]).toEqual(Array.from(out.build().hashes));
+            walked.push(a, b);
+            return true;
+          });
+          expect(walked.length / 2).toBe(expectedCount(s));
+        }),
+        { numRuns: 400 },
+      );
+    });
+  }
+
+  it("a raw newline byte ends a line in the word runs too, as in the byte steps", () => {
+    // Not valid JSON (a string holds no raw newline), but the walks must agree on it all the same.
+    for (const text of ["abcdefgh\nijklmnop", "abcd\nefgh\n", "a\nbcdefghijk", "abcdefghijkl\n\n\nmnop"]) {
+      const t = { buf: Buffer.from(`"${text}"`), start: 1, end: text.length + 1, depth: 1 as const };
+      expect(lineCount(t)).toBe(expectedCount(text));
+      const ranges: number[] = [];
+      forEachHashedLine(t, (a, b, _esc, h1, h2) => {
+        const out = new LinesBuilder();
+        hashLine(t, a, b, out, true);
+        expect([h1 >>> 0, h2 >>> 0]).toEqual(Array.from(out.build().hashes));
+        ranges.push(a, b);
+        return true;
+      });
+      const want: number[] = [];
+      forEachLine(t, (a, b) => {
+        want.push(a, b);
+        return true;
+      });
+      expect(ranges).toEqual(want);
+      expect(textLines(t).count).toBe(expectedCount(text));
+    }
+  });
+
   it("near-identical lines: no pair collides, and each 32-bit half collides about as a random one would", () => {
     // Every prefix of a base (0..16 characters), and each with one character changed to each of 50
     // (6,782 lines): the lines a weak mixer (a byte or a word position ignored) would confuse.
