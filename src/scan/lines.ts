@@ -48,9 +48,9 @@ function mix2(h: number, w: number): number {
 /**
  * The 4 raw bytes at `pos` as a big-endian word (the first byte on top, as the hashes pack them), or
  * -1 when one of them is a backslash or a raw newline. A run of other bytes is its own logical bytes
- * (no escape starts in it and none ends a line), so the walks below take such a run a word at a time:
- * one load and two zero-byte tests (SWAR) instead of four byte steps. Written here: no library walks
- * escaped JSON bytes.
+ * (no escape starts in it and none ends a line), so the hottest walks (forEachHashedLine, the newline
+ * count) take such a run a word at a time: one load and two zero-byte tests (SWAR) instead of four byte
+ * steps. Written here: no library walks escaped JSON bytes.
  */
 function plainWord(dv: DataView, pos: number): number {
   const w = dv.getUint32(pos);
@@ -169,7 +169,6 @@ export function hashLines(
   // cursor's fields would be loads and stores per byte); queued bytes (>= 0x80) are never a newline.
   const c: Cursor = cursorOf({ buf: t.buf, start: from, end: to, depth: t.depth });
   const buf = t.buf;
-  const dv = wordsOf(buf);
   const depth = t.depth;
   let h1 = H1_SEED;
   let h2 = H2_SEED;
@@ -178,17 +177,6 @@ export function hashLines(
   let n = 0;
   let pos = from;
   while (pos < to) {
-    if ((len & 3) === 0) {
-      // Whole plain words on the line's word boundary: what four byte steps below would mix.
-      for (let word = pos + 4 <= to ? plainWord(dv, pos) : -1; word >= 0; ) {
-        h1 = mix1(h1, word);
-        h2 = mix2(h2, word);
-        len += 4;
-        pos += 4;
-        word = pos + 4 <= to ? plainWord(dv, pos) : -1;
-      }
-      if (pos >= to) break;
-    }
     let b = buf[pos] as number;
     if (b !== BACKSLASH) pos++;
     else {
@@ -262,7 +250,8 @@ export function forEachHashedLine(
   let pos = t.start;
   while (pos < to) {
     if ((len & 3) === 0) {
-      // As in hashLines: whole plain words first.
+      // Whole plain words on the line's word boundary: what four byte steps below would mix. (The
+      // SEARCH/REPLACE walk only: hashLines, CLI 3.x's old/new texts, keeps the byte steps.)
       for (let word = pos + 4 <= to ? plainWord(dv, pos) : -1; word >= 0; ) {
         h1 = mix1(h1, word);
         h2 = mix2(h2, word);

@@ -340,15 +340,21 @@ describe("task corpus", () => {
   });
 });
 
-describe("counting-off patch (the delivered case's before build)", () => {
+/**
+ * A bench patch's text and the files it changes, after `git apply --check`: every hunk must match the
+ * working tree, or the case cannot build its patched build (bench/lib/patched-build.ts).
+ */
+function benchPatch(name: string): { readonly text: string; readonly files: string[] } {
   const root = join(import.meta.dirname, "..", "..");
-  const patch = join(root, "bench", "lib", "counting-off.patch");
+  const patch = join(root, "bench", "lib", name);
+  execFileSync("git", ["apply", "--check", patch], { cwd: root, stdio: "pipe" });
+  const text = readFileSync(patch, "utf8");
+  return { text, files: [...text.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1] as string).sort() };
+}
 
+describe("counting-off patch (the delivered case's before build)", () => {
   it("still applies to this tree's sources, and touches only the two adapters", () => {
-    // git apply --check: every hunk must match the working tree, or the case cannot build "before".
-    execFileSync("git", ["apply", "--check", patch], { cwd: root, stdio: "pipe" });
-    const files = [...readFileSync(patch, "utf8").matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]);
-    expect(files.sort()).toEqual([
+    expect(benchPatch("counting-off.patch").files).toEqual([
       "src/adapter/cline-tasks/parser.ts",
       "src/adapter/cline-tasks/schema.ts",
       "src/adapter/cline/parser.ts",
@@ -358,15 +364,11 @@ describe("counting-off patch (the delivered case's before build)", () => {
 });
 
 describe("storage-off patch (the floor build of docs/performance.md, 'The cold report's floor')", () => {
-  const root = join(import.meta.dirname, "..", "..");
-  const patch = join(root, "bench", "lib", "storage-off.patch");
-
   it("still applies to this tree's sources, and touches only the ledger's ingest", () => {
-    execFileSync("git", ["apply", "--check", patch], { cwd: root, stdio: "pipe" });
-    const files = [...readFileSync(patch, "utf8").matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]);
+    const { text, files } = benchPatch("storage-off.patch");
     expect(files).toEqual(["src/ledger/usage/ingest.ts"]);
     // It stores nothing: the early return is the whole change, and it is taken.
-    expect(readFileSync(patch, "utf8")).toMatch(/^\+const STORING_OFF = true;$/m);
-    expect(readFileSync(patch, "utf8")).toMatch(/^\+ {4}if \(STORING_OFF\) return/m);
+    expect(text).toMatch(/^\+const STORING_OFF = true;$/m);
+    expect(text).toMatch(/^\+ {4}if \(STORING_OFF\) return/m);
   });
 });

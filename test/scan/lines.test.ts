@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { cursorOf, decodeToken, simpleToken } from "../../src/scan/escaped-text.ts";
+import { cursorOf, decodeToken, type EscapedText, simpleToken } from "../../src/scan/escaped-text.ts";
 import {
   forEachHashedLine,
   forEachLine,
@@ -59,6 +59,19 @@ const textArb = fc
   .filter(
     (s) => !s.includes("\0") && !/[\ud800-\udfff]/.test(s.replace(/[\ud800-\udbff][\udc00-\udfff]/g, "")),
   );
+
+/** forEachHashedLine's line ranges (start, end, ...), each line's hashes checked against hashLine's byte steps. */
+function hashedRanges(t: EscapedText): number[] {
+  const ranges: number[] = [];
+  forEachHashedLine(t, (a, b, _esc, h1, h2) => {
+    const out = new LinesBuilder();
+    hashLine(t, a, b, out, true);
+    expect([h1 >>> 0, h2 >>> 0]).toEqual(Array.from(out.build().hashes));
+    ranges.push(a, b);
+    return true;
+  });
+  return ranges;
+}
 
 /** The rule on the decoded text: newlines, plus one when non-empty and not ending in one. */
 function expectedCount(s: string): number {
@@ -200,15 +213,7 @@ describe("lines of an escaped text", () => {
             return true;
           });
           expect(Array.from(textLines(t).hashes)).toEqual(ref);
-          const walked: number[] = [];
-          forEachHashedLine(t, (a, b, _esc, h1, h2) => {
-            const out = new LinesBuilder();
-            hashLine(t, a, b, out, true);
-            expect([h1 >>> 0, h2 >>> 0]).toEqual(Array.from(out.build().hashes));
-            walked.push(a, b);
-            return true;
-          });
-          expect(walked.length / 2).toBe(expectedCount(s));
+          expect(hashedRanges(t).length / 2).toBe(expectedCount(s));
         }),
         { numRuns: 400 },
       );
@@ -220,14 +225,7 @@ describe("lines of an escaped text", () => {
     for (const text of ["abcdefgh\nijklmnop", "abcd\nefgh\n", "a\nbcdefghijk", "abcdefghijkl\n\n\nmnop"]) {
       const t = { buf: Buffer.from(`"${text}"`), start: 1, end: text.length + 1, depth: 1 as const };
       expect(lineCount(t)).toBe(expectedCount(text));
-      const ranges: number[] = [];
-      forEachHashedLine(t, (a, b, _esc, h1, h2) => {
-        const out = new LinesBuilder();
-        hashLine(t, a, b, out, true);
-        expect([h1 >>> 0, h2 >>> 0]).toEqual(Array.from(out.build().hashes));
-        ranges.push(a, b);
-        return true;
-      });
+      const ranges = hashedRanges(t);
       const want: number[] = [];
       forEachLine(t, (a, b) => {
         want.push(a, b);
