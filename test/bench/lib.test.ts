@@ -95,10 +95,10 @@ describe("command line", () => {
       "--base-bin",
       "/tmp/base/bin/cline-otel.js",
       "--daemon-seconds",
-      "180",
+      "240",
     ]);
     expect(cli.baseBin).toBe("/tmp/base/bin/cline-otel.js");
-    expect(cli.sizes.daemonSeconds).toBe(180);
+    expect(cli.sizes.daemonSeconds).toBe(240);
     expect(parseCommandLine(["--quick", "--daemon-seconds", "20"]).sizes).toEqual({
       ...QUICK,
       daemonSeconds: 20,

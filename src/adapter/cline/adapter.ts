@@ -8,6 +8,8 @@ import {
   compactionSources,
 } from "./compaction/collect.ts";
 import { discoverCline, discoveryMemos, flushDiscoveryMemos, walkFacts, walkSessions } from "./discover.ts";
+import { discoveryHold, sameCompactions } from "./held-discovery.ts";
+import { walkHold } from "./held-walk.ts";
 import { cachedIndexReader, type IndexReader } from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
 import { indexMarks, keepQuietEntry, QUIET_SCOPE, quietEntry, quietSources, UNBUILT_HINT } from "./quiet.ts";
@@ -35,6 +37,12 @@ export function createClineAdapter(
   const reader = new BackgroundReader();
   /** The checkpoints the last quiet discovery found its documents unchanged against (by stat). */
   let verified: ReadonlyMap<string, SourceCheckpoint> | undefined;
+  /** The last full discovery, handed on while nothing it was built from changed (held-discovery.ts). */
+  const hold = discoveryHold();
+  /** The last walk, handed on while every listing it used holds (held-walk.ts). */
+  const walks = walkHold();
+  /** What the last discover() listed, and the discovery and compaction sources it was made of. */
+  let listedLast: { found: unknown; compactions: readonly Source[]; sources: Source[] } | undefined;
   /** Real hints for sources of a quiet discovery, built only if one is ever collected. */
   let built: Promise<ReadonlyMap<string, Source>> | undefined;
   const withHint = async (source: Source): Promise<Source> => {
@@ -70,7 +78,7 @@ export function createClineAdapter(
       const listed = new Set<string>();
       const walkProblems: Problem[] = [];
       const facts = known !== undefined && listings !== undefined ? walkFacts() : undefined;
-      const docs = walkSessions(sessionsDir, walkProblems, listed, memos.dirs, facts);
+      const docs = walkSessions(sessionsDir, walkProblems, listed, memos.dirs, facts, walks);
       const walk = { docs, problems: walkProblems };
       // Gate first: with the checkpoints and a walk that re-listed nothing, an unchanged tree
       // builds no source's hint and decodes no index (quiet.ts).
@@ -97,7 +105,7 @@ export function createClineAdapter(
         }
       } else {
         const marks = quiet === undefined ? undefined : indexMarks(paths.db.path, now);
-        const full = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs, walk);
+        const full = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs, walk, hold);
         found = full;
         if (quiet !== undefined && marks !== undefined) {
           const own = full.problems.filter((p) => !walkProblems.includes(p));
@@ -138,7 +146,15 @@ export function createClineAdapter(
       // compaction file can be one's (compactionSources), and with none there is nothing to look at.
       const compactions =
         q !== undefined && listed.size === 0 ? [] : compactionSources(found.sources, listed, sessionsDir);
-      return { sources: [...found.sources, ...compactions], problems };
+      // A held discovery with the same compaction files lists the very same array (the loop's
+      // checks then answer by identity).
+      const last = listedLast;
+      const sources =
+        last !== undefined && last.found === found && sameCompactions(last.compactions, compactions)
+          ? last.sources
+          : [...found.sources, ...compactions];
+      listedLast = { found, compactions, sources };
+      return { sources, problems };
     },
     async collectIncremental(source, checkpoint) {
       const s = source.hint === UNBUILT_HINT ? await withHint(source) : source;

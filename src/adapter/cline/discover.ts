@@ -1,13 +1,25 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { dirMark, type ListingMemo, type ListingStore, listingHolds, listingMemo } from "../listings.ts";
+import {
+  dirMark,
+  type ListingMemo,
+  type ListingStore,
+  listingHolds,
+  listingMemo,
+  type StoredListing,
+} from "../listings.ts";
 import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
 import { clientNamer } from "./client.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
+import { type DiscoveryHold, heldDiscovery } from "./held-discovery.ts";
+import { heldWalk, type WalkHold } from "./held-walk.ts";
 import { cachedIndexReader, type IndexReadResult, type IndexRow, readSessionIndex } from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
 import { persistedSidecars, readSidecar, type SidecarCache, type SidecarFacts } from "./sidecar.ts";
-import { CLINE_ADAPTER_ID } from "./types.ts";
+import { CLINE_ADAPTER_ID, type ClineDiscovery, type WalkedDocument } from "./types.ts";
+
+// Where they were first defined; in types.ts so that held-walk.ts and held-discovery.ts need not import this file.
+export type { ClineDiscovery, WalkedDocument };
 
 /** The index names a document; resolve it against the sessions dir when stored relative. */
 export function indexDocumentPath(row: IndexRow, sessionsDir: string): string | undefined {
@@ -138,10 +150,18 @@ export function walkSessions(
   memo: ListingMemo = listingMemo(SESSION_DIRS_SCOPE, undefined),
   /** Filled with the stat numbers of the sessions dir and each folder walked (quiet-tree.ts). */
   facts?: WalkFacts,
+  /** The last walk, handed on while every listing it used still holds (held-walk.ts; not with `facts`). */
+  hold?: WalkHold,
 ): WalkedDocument[] {
   const found: WalkedDocument[] = [];
   const takenMs = memo.now();
   let roots: { readonly entries: string[]; readonly fresh: boolean };
+  const last = hold?.last;
+  if (hold !== undefined) hold.last = undefined;
+  // Kept for the hold: the listings this walk used, and whether it is one a later walk may hand on.
+  const used: StoredListing[] | undefined = hold !== undefined && facts === undefined ? [] : undefined;
+  const folderPaths: string[] = [];
+  let holdable = used !== undefined;
   try {
     const s = statSync(sessionsDir, { throwIfNoEntry: false });
     if (s === undefined) return found;
@@ -149,7 +169,16 @@ export function walkSessions(
       problems.push({ path: sessionsDir, code: "unreadable-dir", detail: "ENOTDIR" });
       return found;
     }
+    if (used !== undefined && hold !== undefined && last !== undefined) {
+      const same = heldWalk(last, memo.get(sessionsDir), s, memo);
+      if (same !== undefined) {
+        hold.last = last;
+        for (const c of last.compactions) compactionFiles?.add(c);
+        return same;
+      }
+    }
     roots = listDir(sessionsDir, s, memo, takenMs, keepRoot);
+    used?.push(memo.get(sessionsDir) as StoredListing);
     if (facts !== undefined) pushMark(facts.marks, s);
   } catch (e) {
     const code = errCode(e);
@@ -161,6 +190,7 @@ export function walkSessions(
   // Only a fresh listing of the sessions dir prunes by what is live (see below).
   const live = roots.fresh ? new Set<string>() : undefined;
   const gone: string[] = [];
+  const compactions: string[] = [];
   for (const root of roots.entries) {
     const dir = under + root.slice(1);
     const link = root.charCodeAt(0) === L;
@@ -170,11 +200,16 @@ export function walkSessions(
       // A symlink in the sessions dir that is dangling or not to a folder is not a session
       // folder (Cline never makes one).
       if (facts !== undefined && link) facts.linked = true;
+      if (link) holdable = false;
       if (s === undefined || (link && !s.isDirectory())) {
         gone.push(dir);
         continue;
       }
       files = listDir(dir, s, memo, takenMs, keepSession).entries;
+      if (used !== undefined) {
+        used.push(memo.get(dir) as StoredListing);
+        folderPaths.push(dir);
+      }
       if (facts !== undefined) {
         pushMark(facts.marks, s);
         facts.folders.push(root.slice(1));
@@ -183,6 +218,7 @@ export function walkSessions(
     } catch (e) {
       problems.push({ path: dir, code: "unreadable-dir", detail: errCode(e) });
       gone.push(dir);
+      holdable = false;
       continue;
     }
     live?.add(dir);
@@ -190,11 +226,18 @@ export function walkSessions(
     for (const f of files) {
       const p = prefix + f.slice(1);
       const kind = f.charCodeAt(0);
-      if (kind === C) compactionFiles?.add(p);
-      else if (kind === F) found.push({ path: p, plain: !link });
-      else if (regularFile(p)) found.push({ path: p, plain: false });
+      if (kind === C) {
+        compactionFiles?.add(p);
+        compactions.push(p);
+      } else if (kind === F) found.push({ path: p, plain: !link });
+      else {
+        holdable = false;
+        if (regularFile(p)) found.push({ path: p, plain: false });
+      }
     }
   }
+  if (hold !== undefined && used !== undefined && holdable && gone.length === 0)
+    hold.last = { listings: used, folders: folderPaths, found, compactions };
   // What the sessions dir no longer has, or what could not be listed, leaves the memo.
   if (live !== undefined) {
     for (const p of [...memo.paths()]) if (p.startsWith(under) && !live.has(p)) memo.drop(p);
@@ -227,25 +270,26 @@ export function pushMark(into: number[], s: Stats): void {
   into.push(s.dev, s.ino, s.mtimeMs, s.ctimeMs);
 }
 
-/** A walked document; `plain` when neither its session folder nor the file is a symlink. */
-export interface WalkedDocument {
-  readonly path: string;
-  readonly plain: boolean;
-}
-
 /**
  * Identity of a document for de-duplicating index and walk. A path under the sessions dir
  * with no symlink below it needs no realpath per document: the sessions dir is resolved
  * once. (A document reached two ways that this misses is read twice, never counted twice:
  * the dedup keys collapse it.)
  */
-export function canonicalizer(sessionsDir: string): (path: string, plain: boolean) => string {
+export function canonicalizer(
+  sessionsDir: string,
+  real: string = realSessionsDir(sessionsDir),
+): (path: string, plain: boolean) => string {
   const base = resolve(sessionsDir);
-  const real = canonical(base);
   const under = `${base}/`;
   if (real === base) return (path, plain) => (plain && path.startsWith(under) ? path : canonical(path));
   return (path, plain) =>
     plain && path.startsWith(under) ? real + path.slice(base.length) : canonical(path);
+}
+
+/** The sessions dir's real path (canonicalizer's base). */
+export function realSessionsDir(sessionsDir: string): string {
+  return canonical(resolve(sessionsDir));
 }
 
 /**
@@ -263,6 +307,8 @@ export async function discoverCline(
   dirs?: ListingMemo,
   /** This pass's walk, when the caller already took it (then it filled `compactionFiles`). */
   walk?: SessionsWalk,
+  /** The last discovery to hand on when nothing it was built from changed (held-discovery.ts). */
+  hold?: DiscoveryHold,
 ): Promise<ClineDiscovery> {
   const problems: Problem[] = [];
   const sources: Source[] = [];
@@ -292,13 +338,24 @@ export async function discoverCline(
   const clients = clientNamer();
 
   const seen = new Set<string>();
-  const identity = canonicalizer(sessionsDir);
+  const real = realSessionsDir(sessionsDir);
+  const identity = canonicalizer(sessionsDir, real);
   let walkedDocs: WalkedDocument[];
   if (walk === undefined) walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
   else {
     walkedDocs = walk.docs;
     problems.push(...walk.problems);
   }
+  if (hold !== undefined) {
+    const held =
+      problems.length === 0
+        ? await heldDiscovery(hold, { index, real, docs: walkedDocs }, sessionsDir, sidecars)
+        : undefined;
+    if (held !== undefined) return held;
+    hold.last = undefined;
+  }
+  // Whether every source was found by the walk and the index alone (no stat of discovery's own).
+  let walkOnly = true;
   const walkedPlain = new Set<string>();
   for (const d of walkedDocs) if (d.plain) walkedPlain.add(d.path);
   const walked = (path: string): boolean => walkedPlain.has(path);
@@ -314,9 +371,11 @@ export async function discoverCline(
       }
       continue;
     }
-    const real = identity(p, true);
-    if (seen.has(real)) continue;
-    seen.add(real);
+    // A path the walk listed, as stored or resolved: not one locateIndexedDocument stat-ed.
+    if (!walked(p) || (p !== row.messagesPath && p !== indexDocumentPath(row, sessionsDir))) walkOnly = false;
+    const key = identity(p, true);
+    if (seen.has(key)) continue;
+    seen.add(key);
     const rootSessionId = rootOf(row);
     const root = byId.get(rootSessionId);
     const hint: SessionHint = {
@@ -331,9 +390,10 @@ export async function discoverCline(
 
   const sidecarOf = new Map<string, SidecarFacts>();
   for (const { path: p, plain } of walkedDocs) {
-    const real = identity(p, plain);
-    if (seen.has(real)) continue;
-    seen.add(real);
+    if (!plain) walkOnly = false;
+    const key = identity(p, plain);
+    if (seen.has(key)) continue;
+    seen.add(key);
     // The root session is the folder's name, whoever's document this is (parser.ts identityFromPath).
     const rootId = basename(dirname(p));
     const row = byId.get(rootId);
@@ -356,19 +416,16 @@ export async function discoverCline(
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
   }
   problems.push(...clients.problems(index.dbPath));
-  return { sources, problems, index };
+  const discovery: ClineDiscovery = { sources, problems, index };
+  if (hold !== undefined && walkOnly && problems.length === 0)
+    hold.last = { index, real, docs: walkedDocs, sidecars: sidecarOf, discovery };
+  return discovery;
 }
 
 /** A walk of the sessions tree taken before discovery (walkSessions' documents and problems). */
 export interface SessionsWalk {
   readonly docs: WalkedDocument[];
   readonly problems: readonly Problem[];
-}
-
-/** A discovery of the messages surface, with the index read it used. */
-export interface ClineDiscovery extends DiscoverResult {
-  readonly sources: Source[];
-  readonly index: IndexReadResult;
 }
 
 /**
