@@ -8,7 +8,7 @@ import {
   listingMemo,
   type StoredListing,
 } from "../listings.ts";
-import type { DiscoverResult, Problem, SessionHint, Source } from "../types.ts";
+import type { Problem, SessionHint, Source } from "../types.ts";
 import { clientNamer } from "./client.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
 import { type DiscoveryHold, heldDiscovery } from "./held-discovery.ts";
