@@ -36,6 +36,13 @@ export interface DaemonMinute {
   readonly cpuMs: number;
   /** CPU (ms) of one readdir + stat walk of the same tree, median, measured in this process. */
   readonly walkCpuMs: number;
+  /** The CPU (ms) of each whole minute of the window, in order. */
+  readonly minutesCpuMs: readonly number[];
+  /**
+   * With `settle`: from the first pass to the window's start (ms) and the daemon's CPU then (ms),
+   * and how the wait for V8's memory reducer ended (settleStep; `capped`: the window may hold its GCs).
+   */
+  readonly settle?: { readonly ms: number; readonly cpuMs: number; readonly reducer: SettleEnd };
 }
 
 /** A build measured: its bin, and the label its rows and runs carry ("" for the only one). */
@@ -69,17 +76,62 @@ function cpuOf(fn: () => void, reps: number): number {
   return median(xs);
 }
 
-/** The idle `run` daemon (exporter off) on an already-collected ledger: passes and CPU over `seconds`. */
+/**
+ * V8's memory reducer (`--trace-memory-reducer` prints its steps on stdout): the first mark-compacts
+ * of a process arm it, and an idle process never looks like "low allocation" to it (its rate is
+ * sampled at GCs, which idleness stops), so it runs its `--memory-reducer-gc-count` (2) full GCs on
+ * its watchdog, 100 s apart, then is done until the heap grows again: a one-off of the first
+ * ~3.5 minutes after start-up (docs/performance.md, "The idle daemon's steady minute").
+ */
+const REDUCER_LINE = /Memory reducer: /;
+const REDUCER_DONE = /Memory reducer: finished GC #\d+ \(done\)/;
+/** The longest wait for the reducer (two watchdog periods and its short delays, with margin). */
+export const SETTLE_MAX_MS = 300_000;
+/** A reducer that printed nothing this long after the first pass was never armed (it prints every 8 s). */
+export const SETTLE_QUIET_MS = 20_000;
+
+export type SettleEnd = "done" | "never-armed" | "capped";
+
+/** The reducer lines of a chunk of the daemon's stdout. */
+export function reducerLines(stdout: string): string[] {
+  return stdout.split("\n").filter((line) => REDUCER_LINE.test(line));
+}
+
+/**
+ * Where the settle stands: the reducer `done`, `never-armed` (no line in SETTLE_QUIET_MS after the first
+ * pass), `capped` (SETTLE_MAX_MS passed: measure anyway, and say so), or `wait`.
+ */
+export function settleStep(lines: readonly string[], nowMs: number, firstPassMs: number): SettleEnd | "wait" {
+  if (lines.some((line) => REDUCER_DONE.test(line))) return "done";
+  if (lines.length === 0 && nowMs - firstPassMs > SETTLE_QUIET_MS) return "never-armed";
+  if (nowMs - firstPassMs > SETTLE_MAX_MS) return "capped";
+  return "wait";
+}
+
+/**
+ * The idle `run` daemon (exporter off) on an already-collected ledger: passes and CPU over `seconds`.
+ * `settle`: the window starts once V8's memory reducer is done with start-up's heap (REDUCER_DONE),
+ * so it measures the minute a long-running daemon pays, not start-up's one-off GCs (reported apart).
+ */
 export async function daemonMinute(
   env: NodeJS.ProcessEnv,
   stateDir: string,
   seconds: number,
   walk: () => void,
   bin = BIN,
+  settle = false,
 ): Promise<DaemonMinute> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [bin, "run", "--state-dir", stateDir, "--log-level", "debug"],
+    [
+      ...(settle ? ["--trace-memory-reducer"] : []),
+      bin,
+      "run",
+      "--state-dir",
+      stateDir,
+      "--log-level",
+      "debug",
+    ],
     {
       env: {
         ...env,
@@ -87,12 +139,17 @@ export async function daemonMinute(
         OTEL_LOGS_EXPORTER: "none",
         OTEL_TRACES_EXPORTER: "none",
       },
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", settle ? "pipe" : "ignore", "pipe"],
     },
   );
   let log = "";
   child.stderr?.on("data", (c: Buffer) => {
     log += c.toString();
+  });
+  // The reducer's lines (V8 writes whole lines; a chunk boundary inside one only delays the match).
+  const reducer: string[] = [];
+  child.stdout?.on("data", (c: Buffer) => {
+    reducer.push(...reducerLines(c.toString()));
   });
   const passes = (): number => (log.match(/\bpass: /g) ?? []).length;
   const cpu = (): number => {
@@ -100,22 +157,45 @@ export async function daemonMinute(
     const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
     return (Number(f[11]) + Number(f[12])) * 10;
   };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   try {
     const t0 = Date.now();
     while (passes() === 0) {
       if (Date.now() - t0 > 180_000) throw new Error(`daemon: no first pass in 180 s: ${log.slice(-1000)}`);
       if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}: ${log.slice(-1000)}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
-    // The minute measured starts half a sweep after the first pass (watches set, start-up's
-    // garbage collected), so it holds exactly one safety sweep (SWEEP_INTERVAL_MS) whatever the jitter.
-    await new Promise((r) => setTimeout(r, SWEEP_INTERVAL_MS / 2));
+    const firstPass = Date.now();
+    const cpuAtFirst = cpu();
+    let step = settle ? settleStep(reducer, Date.now(), firstPass) : "never-armed";
+    while (step === "wait") {
+      if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}: ${log.slice(-1000)}`);
+      await sleep(500);
+      step = settleStep(reducer, Date.now(), firstPass);
+    }
+    // The minute measured starts half a sweep after the first pass (or the settle: watches set,
+    // start-up's garbage collected), so each holds exactly one safety sweep (SWEEP_INTERVAL_MS)
+    // whatever the jitter.
+    await sleep(SWEEP_INTERVAL_MS / 2);
     const p0 = passes();
     const c0 = cpu();
-    await new Promise((r) => setTimeout(r, seconds * 1000));
-    const cpuMs = cpu() - c0;
+    const settled = settle
+      ? { settle: { ms: Date.now() - firstPass, cpuMs: c0 - cpuAtFirst, reducer: step } }
+      : {};
+    const minutesCpuMs: number[] = [];
+    let left = seconds * 1000;
+    let c = c0;
+    while (left > 0) {
+      const step = Math.min(60_000, left);
+      await sleep(step);
+      left -= step;
+      const now = cpu();
+      if (step === 60_000) minutesCpuMs.push(now - c);
+      c = now;
+    }
+    const cpuMs = c - c0;
     const p1 = passes();
-    return { seconds, passes: p1 - p0, cpuMs, walkCpuMs: cpuOf(walk, 7) };
+    return { seconds, passes: p1 - p0, cpuMs, walkCpuMs: cpuOf(walk, 7), minutesCpuMs, ...settled };
   } finally {
     child.kill("SIGTERM");
     await new Promise((r) => child.once("close", r));
@@ -227,7 +307,14 @@ export async function measureRatios(
     for (const b of builds) daemons[b.label] = {};
     if (daemonsToo && has("small")) {
       for (const b of builds) {
-        const daemon = await daemonMinute(smallEnv, stateOf(b).small, sizes.daemonSeconds, smallWalk, b.bin);
+        const daemon = await daemonMinute(
+          smallEnv,
+          stateOf(b).small,
+          sizes.daemonSeconds,
+          smallWalk,
+          b.bin,
+          sizes.daemonSettle,
+        );
         daemons[b.label] = { ...daemons[b.label], daemon };
       }
     }
@@ -239,6 +326,7 @@ export async function measureRatios(
           sizes.daemonSeconds,
           taskWalk,
           b.bin,
+          sizes.daemonSettle,
         );
         daemons[b.label] = { ...daemons[b.label], taskDaemon };
       }
@@ -346,7 +434,12 @@ export async function ratiosCase(
   }
   const list = (xs: readonly number[] | undefined): string => (xs ?? []).map((x) => fmt(x, 0)).join(" ");
   const dm = (x: DaemonMinute) =>
-    `${x.passes} passes, ${fmt(x.cpuMs / 1000, 2)} s CPU in ${x.seconds} s, walk ${fmt(x.walkCpuMs, 1)} ms CPU`;
+    `${x.passes} passes, ${fmt(x.cpuMs / 1000, 2)} s CPU in ${x.seconds} s (minutes ${list(x.minutesCpuMs)} ms), ` +
+    `walk ${fmt(x.walkCpuMs, 1)} ms CPU` +
+    (x.settle === undefined
+      ? ""
+      : `, after a settle of ${fmt(x.settle.ms / 1000, 0)} s from the first pass (${fmt(x.settle.cpuMs, 0)} ms CPU, ` +
+        `V8's memory reducer ${x.settle.reducer === "capped" ? "NOT done: its GCs may be in the window" : x.settle.reducer})`);
   return {
     name: "ratios",
     rows,

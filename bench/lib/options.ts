@@ -39,6 +39,11 @@ export interface Sizes {
   readonly cliLargeBytes: number;
   readonly cliReps: number;
   readonly daemonSeconds: number;
+  /**
+   * The ratios case's daemons: measure after V8's memory reducer has run its start-up GCs (the
+   * minute a long-running daemon pays; bench/cases/ratios.ts `daemonMinute`).
+   */
+  readonly daemonSettle: boolean;
   /** The slow case: sessions exported to the throttled backends. */
   readonly slowSessions: number;
   /** The fold case: the two history sizes compared. */
@@ -63,9 +68,9 @@ export const FULL: Sizes = {
   cliLargeDocs: 240,
   cliLargeBytes: 233 * MiB,
   cliReps: 3,
-  // Three safety sweeps: V8's memory reducer runs a full GC about every 106 s of an idle daemon
-  // (docs/performance.md), so one 60 s sample holds it or not and swings by ±50 %.
+  // Three safety sweeps, after V8's memory reducer is done with start-up's heap (daemonSettle).
   daemonSeconds: 180,
+  daemonSettle: true,
   slowSessions: 10_000,
   foldSessions: [2000, 10_000],
 };
@@ -90,6 +95,8 @@ export const QUICK: Sizes = {
   cliLargeBytes: 24 * MiB,
   cliReps: 2,
   daemonSeconds: 15,
+  // A smoke run: the reducer's ~3.5 minutes are not waited for.
+  daemonSettle: false,
   slowSessions: 500,
   foldSessions: [500, 2000],
 };
