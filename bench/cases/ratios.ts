@@ -98,6 +98,16 @@ export function reducerLines(stdout: string): string[] {
 }
 
 /**
+ * The whole lines of `carry` + `chunk` (carry: the unfinished line of the chunks before), and the new
+ * carry: a line that a chunk boundary cuts is matched once the next chunk completes it.
+ */
+export function wholeLines(carry: string, chunk: string): { readonly lines: string; readonly carry: string } {
+  const text = carry + chunk;
+  const end = text.lastIndexOf("\n") + 1;
+  return { lines: text.slice(0, end), carry: text.slice(end) };
+}
+
+/**
  * Where the settle stands: the reducer `done`, `never-armed` (no line in SETTLE_QUIET_MS after the first
  * pass), `capped` (SETTLE_MAX_MS passed: measure anyway, and say so), or `wait`.
  */
@@ -146,10 +156,13 @@ export async function daemonMinute(
   child.stderr?.on("data", (c: Buffer) => {
     log += c.toString();
   });
-  // The reducer's lines (V8 writes whole lines; a chunk boundary inside one only delays the match).
+  // The reducer's lines; a line cut by a chunk boundary is completed by the next chunk.
   const reducer: string[] = [];
+  let carry = "";
   child.stdout?.on("data", (c: Buffer) => {
-    reducer.push(...reducerLines(c.toString()));
+    const w = wholeLines(carry, c.toString());
+    carry = w.carry;
+    reducer.push(...reducerLines(w.lines));
   });
   const passes = (): number => (log.match(/\bpass: /g) ?? []).length;
   const cpu = (): number => {
@@ -186,11 +199,11 @@ export async function daemonMinute(
     let left = seconds * 1000;
     let c = c0;
     while (left > 0) {
-      const step = Math.min(60_000, left);
-      await sleep(step);
-      left -= step;
+      const chunk = Math.min(60_000, left);
+      await sleep(chunk);
+      left -= chunk;
       const now = cpu();
-      if (step === 60_000) minutesCpuMs.push(now - c);
+      if (chunk === 60_000) minutesCpuMs.push(now - c);
       c = now;
     }
     const cpuMs = c - c0;

@@ -4,7 +4,13 @@
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { reducerLines, SETTLE_MAX_MS, SETTLE_QUIET_MS, settleStep } from "../../bench/cases/ratios.ts";
+import {
+  reducerLines,
+  SETTLE_MAX_MS,
+  SETTLE_QUIET_MS,
+  settleStep,
+  wholeLines,
+} from "../../bench/cases/ratios.ts";
 
 const WAITING = "[1:0x1:0]     8256 ms: Memory reducer: high alloc, foreground";
 const MORE = "[1:0x1:0]   105888 ms: Memory reducer: finished GC #1 (will do more)";
@@ -29,6 +35,16 @@ describe("settleStep", () => {
   it("keeps only the reducer's lines of the daemon's stdout", () => {
     const out = `[1:0x1]  455 ms: Mark-Compact 19.5 (22.7) -> 16.5 (22.7) MB\n${WAITING}\nnoise\n${DONE}\n`;
     expect(reducerLines(out)).toEqual([WAITING, DONE]);
+  });
+
+  it("completes a line that a chunk boundary cut before matching it", () => {
+    const cut = DONE.length - 3;
+    const first = wholeLines("", `${WAITING}\n${DONE.slice(0, cut)}`);
+    expect(reducerLines(first.lines)).toEqual([WAITING]);
+    expect(settleStep(reducerLines(first.lines), 215_000, 1000)).toBe("wait");
+    const second = wholeLines(first.carry, `${DONE.slice(cut)}\nnext`);
+    expect(reducerLines(second.lines)).toEqual([DONE]);
+    expect(second.carry).toBe("next");
   });
 });
 
