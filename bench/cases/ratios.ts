@@ -78,10 +78,10 @@ function cpuOf(fn: () => void, reps: number): number {
 
 /**
  * V8's memory reducer (`--trace-memory-reducer` prints its steps on stdout): the first mark-compacts
- * of a process arm it, and an idle process never looks like "low allocation" to it (its rate is
- * sampled at GCs, which idleness stops), so it runs its `--memory-reducer-gc-count` (2) full GCs on
- * its watchdog, 100 s apart, then is done until the heap grows again: a one-off of the first
- * ~3.5 minutes after start-up (docs/performance.md, "The idle daemon's steady minute").
+ * of a process arm it; in the idle daemon it judges the allocation rate "high" at every check, so it
+ * runs its `--memory-reducer-gc-count` (2) full GCs on its 100 s watchdog, then is done until the heap
+ * grows again: a one-off of the first ~3.5 minutes after start-up (docs/performance.md, "The idle
+ * daemon's steady minute").
  */
 const REDUCER_LINE = /Memory reducer: /;
 const REDUCER_DONE = /Memory reducer: finished GC #\d+ \(done\)/;
