@@ -80,26 +80,15 @@ export function unchangedSinceStat(
  * when it changed, vanished or cannot be stat-ed, which collectIfChanged then reports.
  */
 export function unchangedNow(path: string, cp: SourceCheckpoint): boolean {
-  // Not skipped when it cannot be stat-ed: "unsure" sends the source to collectIfChanged, which
-  // reports the failure.
-  const s = statNow(path);
-  return s !== undefined && unchangedSinceStat(cp, s);
-}
-
-const MAY_BE_GONE = { throwIfNoEntry: false } as const;
-
-/**
- * A stat now, or undefined when the file is gone or cannot be stat-ed (an errno error): for the
- * checks that only ask "is it as it was", whose callers then take the path that stats it again and
- * reports the failure. Anything else (a bug) is thrown.
- */
-export function statNow(path: string): Stats | undefined {
+  let s: Stats | undefined;
   try {
-    return statSync(path, MAY_BE_GONE);
+    s = statSync(path, { throwIfNoEntry: false });
   } catch (e) {
+    // Not skipped: "unsure" sends the source to collectIfChanged, which reports the failure.
     if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-    return undefined;
+    return false;
   }
+  return s !== undefined && unchangedSinceStat(cp, s);
 }
 
 /**

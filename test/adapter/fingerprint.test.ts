@@ -9,7 +9,6 @@ import {
   mtimeMsOfNs,
   readWhole,
   statFile,
-  statNow,
   unchangedNow,
   unchangedSince,
   unchangedSinceStat,
@@ -124,16 +123,5 @@ describe("unchangedNow (the pass's synchronous gate)", () => {
     // A path under a file cannot be stat-ed (ENOTDIR): "not sure", left to collectIfChanged to report.
     writeFileSync(p, "{}");
     expect(unchangedNow(join(p, "x"), cp2)).toBe(false);
-  });
-});
-
-describe("statNow (a stat for the checks that only ask whether a path is as it was)", () => {
-  it("the stat of what is there; undefined for a path gone or that cannot be stat-ed", () => {
-    const p = join(dir, "doc.json");
-    writeFileSync(p, "{}");
-    expect(statNow(p)?.size).toBe(2);
-    expect(statNow(join(dir, "gone.json"))).toBeUndefined();
-    // ENOTDIR: an errno error, left to the caller's full path to report.
-    expect(statNow(join(p, "x"))).toBeUndefined();
   });
 });

@@ -11,8 +11,7 @@
  * problem is reported at every walk). Documents are not stat-ed here, held or not: the gate's stat
  * of each (Adapter.unchangedNow) sees a document rewritten in place.
  */
-import type { Stats } from "node:fs";
-import { statNow } from "../fingerprint.ts";
+import { type Stats, statSync } from "node:fs";
 import { type ListingMemo, listingHolds, type StoredListing } from "../listings.ts";
 import type { WalkedDocument } from "./types.ts";
 
@@ -49,8 +48,14 @@ export function heldWalk(
   if (root === undefined || root !== last.listings[0] || !listingHolds(root, s)) return undefined;
   for (let i = 0; i < last.folders.length; i++) {
     const dir = last.folders[i] as string;
-    // Gone or not stat-able (undefined): the full walk that follows stats it again and reports it.
-    const st = statNow(dir);
+    let st: Stats | undefined;
+    try {
+      st = statSync(dir, { throwIfNoEntry: false });
+    } catch (e) {
+      // Not skipped: the full walk that follows stats the folder again and reports the failure.
+      if ((e as NodeJS.ErrnoException).code === undefined) throw e;
+      return undefined;
+    }
     const stored = memo.get(dir);
     if (st === undefined || stored !== last.listings[i + 1] || !listingHolds(stored, st)) return undefined;
   }
