@@ -5,6 +5,7 @@
  */
 import { type Stats, statSync } from "node:fs";
 import { type FileStat, toFileStat } from "../scan/scanner.ts";
+import { statNow } from "./stat-now.ts";
 import type { Observation, Source, SourceCheckpoint } from "./types.ts";
 
 /** The fingerprint of `path` now (throws the stat's error: ENOENT for a vanished file). */
@@ -80,14 +81,9 @@ export function unchangedSinceStat(
  * when it changed, vanished or cannot be stat-ed, which collectIfChanged then reports.
  */
 export function unchangedNow(path: string, cp: SourceCheckpoint): boolean {
-  let s: Stats | undefined;
-  try {
-    s = statSync(path, { throwIfNoEntry: false });
-  } catch (e) {
-    // Not skipped: "unsure" sends the source to collectIfChanged, which reports the failure.
-    if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-    return false;
-  }
+  // Not skipped when it cannot be stat-ed: "unsure" sends the source to collectIfChanged, which
+  // reports the failure.
+  const s = statNow(path);
   return s !== undefined && unchangedSinceStat(cp, s);
 }
 

@@ -11,8 +11,9 @@
  * problem is reported at every walk). Documents are not stat-ed here, held or not: the gate's stat
  * of each (Adapter.unchangedNow) sees a document rewritten in place.
  */
-import { type Stats, statSync } from "node:fs";
+import type { Stats } from "node:fs";
 import { type ListingMemo, listingHolds, type StoredListing } from "../listings.ts";
+import { statNow } from "../stat-now.ts";
 import type { WalkedDocument } from "./types.ts";
 
 /** A walk a later one may hand on: the listings it used (the sessions dir's first), and what it found. */
@@ -48,14 +49,8 @@ export function heldWalk(
   if (root === undefined || root !== last.listings[0] || !listingHolds(root, s)) return undefined;
   for (let i = 0; i < last.folders.length; i++) {
     const dir = last.folders[i] as string;
-    let st: Stats | undefined;
-    try {
-      st = statSync(dir, { throwIfNoEntry: false });
-    } catch (e) {
-      // Not skipped: the full walk that follows stats the folder again and reports the failure.
-      if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-      return undefined;
-    }
+    // Gone or not stat-able (undefined): the full walk that follows stats it again and reports it.
+    const st = statNow(dir);
     const stored = memo.get(dir);
     if (st === undefined || stored !== last.listings[i + 1] || !listingHolds(stored, st)) return undefined;
   }

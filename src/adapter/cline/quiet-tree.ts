@@ -23,9 +23,10 @@
  * leaves either no entry or one that is still true. Anything that differs takes the quiet or the
  * full discovery, which drops the entry (the quiet one writes it again).
  */
-import { type Stats, statSync } from "node:fs";
+import type { Stats } from "node:fs";
 import { join } from "node:path";
 import { type ListingStore, loadListing } from "../listings.ts";
+import { statNow } from "../stat-now.ts";
 import type { Problem } from "../types.ts";
 import { MESSAGES_SUFFIX } from "./compaction/files.ts";
 import type { WalkFacts } from "./discover.ts";
@@ -41,8 +42,6 @@ const MAGIC = 1.5;
 const HEADER = 3;
 const MARK = 4;
 const DOC = 3;
-
-const MAY_BE_GONE = { throwIfNoEntry: false } as const;
 
 /**
  * The snapshot of a quiet discovery's tree, or undefined when there is none to take (no sessions
@@ -132,16 +131,6 @@ function decode(entries: string):
 
 const sameMarkAt = (n: Float64Array, k: number, s: Stats): boolean =>
   n[k] === s.dev && n[k + 1] === s.ino && n[k + 2] === s.mtimeMs && n[k + 3] === s.ctimeMs;
-
-/** A stat now, or undefined when it is gone or cannot be taken (the other paths report that). */
-function statNow(path: string): Stats | undefined {
-  try {
-    return statSync(path, MAY_BE_GONE);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-    return undefined;
-  }
-}
 
 /** What a snapshot that holds answers: how many documents are unchanged, and the stored problems. */
 export interface QuietTree {

@@ -15,10 +15,10 @@
  * entry again. The quiet sources carry UNBUILT_HINT; the adapter builds a real hint for one only
  * if it is ever collected (cline/adapter.ts), and answers their gate from the stat taken here.
  */
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import { unchangedSinceStat } from "../fingerprint.ts";
 import { LISTING_CONFIRM_MS, type ListingMemo } from "../listings.ts";
+import { statNow } from "../stat-now.ts";
 import type { Problem, SessionHint, Source, SourceCheckpoint } from "../types.ts";
 import { MESSAGES_SUFFIX } from "./compaction/files.ts";
 import type { WalkedDocument } from "./discover.ts";
@@ -43,8 +43,6 @@ const STABLE = new Set([
   "index-path-unusable",
   "unknown-session-source",
 ]);
-
-const MAY_BE_GONE = { throwIfNoEntry: false } as const;
 
 /** The marks of `sessions.db` and its WAL now, and whether they are confirmed (see index-cache.ts). */
 export interface IndexMarks {
@@ -160,14 +158,8 @@ export function quietSources(
   for (const d of walked) {
     const cp = known.get(d.path);
     if (cp === undefined || !d.plain) return undefined;
-    let s: ReturnType<typeof statSync>;
-    try {
-      s = statSync(d.path, MAY_BE_GONE);
-    } catch (e) {
-      // Unreadable now: the full discovery and the gate meet it again and report it.
-      if ((e as NodeJS.ErrnoException).code === undefined) throw e;
-      return undefined;
-    }
+    // Unreadable now (undefined): the full discovery and the gate meet it again and report it.
+    const s = statNow(d.path);
     if (s === undefined || !unchangedSinceStat(cp, s)) return undefined;
     docStats?.push(s.size, s.ino, s.mtimeMs);
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: d.path, origin: "walk", hint: UNBUILT_HINT });
