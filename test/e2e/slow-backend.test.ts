@@ -116,7 +116,9 @@ describe("a backend slower than the export timeout", () => {
     const { work, sessionsDir, rx } = await slowSetup("e2e-slow-daemon-", "sldm", 200);
     const d = startDaemon(
       ["run", ...dirArgs(work, sessionsDir), "--poll-interval", "60"],
-      seriesEnv(rx.url, { OTEL_METRIC_EXPORT_INTERVAL: "3000", CLINE_OTEL_LOG_LEVEL: "info" }),
+      // 6 s: the final export's budget is the interval (the timeout is capped by it), and that export
+      // sends the 780 series again (~2 s at 200 ms a page); with 3 s, a loaded run stopped it short.
+      seriesEnv(rx.url, { OTEL_METRIC_EXPORT_INTERVAL: "6000", CLINE_OTEL_LOG_LEVEL: "info" }),
     );
     await until("the daemon to start", () => d.log().includes("running:"));
     await until("the history delivered", () => /in pages delivered: 780 series/.test(d.log()));
