@@ -187,11 +187,12 @@ export class LedgerMetricProducer implements MetricProducer {
           ? outcomes.windowEnd(finalBase, opts.maxWindowCalls ?? MAX_WINDOW_ROWS)
           : outcomes.maxSeq();
     const finalWindow = { after: finalBase, upTo: finalUpTo };
-    // File edits (cline.code_edit.decisions, cline.lines_of_code): an id window of the edits.
+    // File edits (cline.code_edit.decisions, cline.lines_of_code): an id window of the edits' packs.
     const editBase = base.editWatermark ?? 0;
     const maxEdit = ledger.maxEditId();
     const editRows = Math.min(opts.maxWindowCalls ?? MAX_WINDOW_ROWS, MAX_WINDOW_EDITS);
-    const editUpTo = delta ? Math.min(maxEdit, editBase + editRows) : maxEdit;
+    // Whole packs (a document's edits of one commit, schema v6) of at most editRows edits.
+    const editUpTo = delta ? ledger.editWindowEnd(editBase, editRows) : maxEdit;
     // Active time, commits, pull requests, sessions: an id window of the activity records.
     const activityBase = base.activityWatermark ?? 0;
     const maxActivity = ledger.maxActivityId();

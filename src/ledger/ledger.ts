@@ -4,7 +4,7 @@ import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } fr
 import { Checkpoints } from "./collection/checkpoints.ts";
 import { Listings } from "./collection/listings.ts";
 import { ACTIVITY_VERSION, Activity, type ActivitySeriesRow } from "./delivered/activity.ts";
-import { EDITS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
+import { EDIT_PACKS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
 import { ExportBackfills } from "./export-state/backfill.ts";
 import { type ExportState, ExportStates } from "./export-state/state.ts";
 import { LedgerError, type OpenOptions, openLedgerDb, type WriterLock } from "./open.ts";
@@ -111,7 +111,7 @@ export class Ledger {
     this.folds = new SeriesFolds(db);
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
-    this.edits = new Edits(db, version >= EDITS_VERSION);
+    this.edits = new Edits(db, version);
     this.activity = new Activity(db, version >= ACTIVITY_VERSION);
     this.exportStates = new ExportStates(
       db,
@@ -327,6 +327,11 @@ export class Ledger {
     return this.edits.delta({ after, upTo });
   }
 
+  /** Where a delta window of at most `maxEdits` edits after `after` ends (an edit id: its pack's). */
+  editWindowEnd(after: number, maxEdits: number): number {
+    return this.edits.windowEnd(after, maxEdits);
+  }
+
   /** Highest edit id: a delta exporter's next edit watermark candidate. */
   maxEditId(): number {
     return this.edits.maxId();
@@ -368,6 +373,7 @@ export class Ledger {
       this.db,
       this.version >= ROLLUP_VERSION,
       this.version >= DELIVERED_ROLLUP_VERSION,
+      this.version >= EDIT_PACKS_VERSION,
     );
     return this.reportQueries;
   }

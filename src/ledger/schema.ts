@@ -1,6 +1,7 @@
 import { ACTIVITY_V3 } from "./tables/activity-v3.ts";
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
+import { EDIT_PACKS_V6 } from "./tables/edit-packs-v6.ts";
 import { EDITS_NARROW_V5 } from "./tables/edits-narrow-v5.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
@@ -37,6 +38,9 @@ export const MIGRATIONS: readonly string[] = [
   // v5, one step: an edit row without its call key (the edit key's prefix) and its index, and
   // without its unread usage key (tables/edits-narrow-v5.ts)
   EDITS_NARROW_V5,
+  // v6, one step: the edits a commit adds for one document as one row (a pack), each edit's key kept
+  // apart for exactly once and for its call's sums; `edits` a view of them (tables/edit-packs-v6.ts)
+  EDIT_PACKS_V6,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

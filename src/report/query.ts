@@ -63,16 +63,20 @@ export function foldRows(rows: readonly Row[], dims: readonly GroupDim[]): Row[]
  * Queries over [fromMs, toMs) whose time dimensions are periods of `zone`. Without a time
  * dimension this is the SQL grouping itself.
  */
+/** The kinds whose columns are not priced (no tokens). */
+const PRICELESS: ReadonlySet<GroupKind> = new Set(["edits", "activity"]);
+
 export function groupedQuery(queries: ReportQueries, fromMs: number, toMs: number, zone: Zone): GroupedQuery {
   // A report needs every grouping also by (provider, model), to price it: each grouping is read
   // from SQL once, by provider and model, and coarser ones are folded from it (every column sums:
-  // a message, hence its distinct usage key, has one provider and model).
+  // a message, hence its distinct usage key, has one provider and model). Edits and activity carry
+  // no price: read by their own dimensions (a view by session then sums the edits' packs, not each edit).
   const seen = new Map<string, Row[]>();
   const query: GroupedQuery = (kind, dims) => {
     const key = `${kind}:${dims.join(",")}`;
     let rows = seen.get(key);
     if (rows === undefined) {
-      const priced = [...new Set<GroupDim>([...dims, "provider", "model"])];
+      const priced = PRICELESS.has(kind) ? dims : [...new Set<GroupDim>([...dims, "provider", "model"])];
       rows = priced.length === dims.length ? run(kind, dims) : foldRows(query(kind, priced), dims);
       seen.set(key, rows);
     }

@@ -162,7 +162,7 @@ describe("cline.lines_of_code and cline.code_edit.decisions", () => {
     });
   }
 
-  it("delta in windows of 5 edits: every window once, the sum the edits' totals", async () => {
+  it("delta in windows of at most 5 edits (whole packs: a document's edits of one tool): every window once, the sum the edits' totals", async () => {
     t = tempLedger();
     const edits = fill(t.ledger);
     h = harness(t.ledger, { temporality: "delta", maxWindowCalls: 5, maxWindowEvents: 5 });
@@ -172,7 +172,9 @@ describe("cline.lines_of_code and cline.code_edit.decisions", () => {
     const want = expected(edits);
     expect(got.lines).toEqual(withoutZeros(want.lines));
     expect(got.decisions).toEqual(want.decisions);
-    expect(t.ledger.getExportState("memory").editWatermark).toBe(edits.length);
+    // A document's three edits of each tool are one pack (schema v6): 24 windows of one pack each.
+    expect(t.ledger.maxEditId()).toBe(24);
+    expect(t.ledger.getExportState("memory").editWatermark).toBe(24);
   });
 
   it("an idle cumulative export after delivery sends no old edit series again (the TTL judges by edit time)", async () => {

@@ -34,6 +34,17 @@ function dropped(table: string, column: string): string {
   throw new Error(`${table}.${column}: not in the current schema, and no older value for it is known`);
 }
 
+/**
+ * An edit row's id in a schema before v6 (one row per edit), where the current ledger's `edits` is the
+ * view of its packs (tables/edit-packs-v6.ts), whose `id` is the pack's: the edits numbered in pack
+ * order, and within a pack in their signal order (then by key), as the rows were inserted.
+ */
+function packedId(db: Database.Database, table: string, column: string): string | undefined {
+  if (table !== "edits" || column !== "id") return undefined;
+  const view = db.prepare("SELECT 1 FROM src.sqlite_master WHERE type = 'view' AND name = 'edits'").get();
+  return view === undefined ? undefined : "row_number() OVER (ORDER BY s.id, s.signal_seq, s.edit_key)";
+}
+
 /** `<dir>/v1`, a v1 ledger holding what `write(<dir>/source)` wrote; returns its state dir. */
 export function v1Ledger(dir: string, write: (stateDir: string) => void): string {
   return ledgerAtVersion(dir, write, 1);
@@ -63,7 +74,7 @@ export function ledgerAtVersion(dir: string, write: (stateDir: string) => void, 
     for (const t of tablesOf(db)) {
       const cols = columnsOf(db, t);
       const have = new Set((db.pragma(`src.table_info(${t})`) as { name: string }[]).map((c) => c.name));
-      const values = cols.map((c) => (have.has(c) ? c : dropped(t, c)));
+      const values = cols.map((c) => packedId(db, t, c) ?? (have.has(c) ? c : dropped(t, c)));
       db.exec(
         `DELETE FROM main.${t}; INSERT INTO main.${t} (${cols.join(", ")}) SELECT ${values.join(", ")} FROM src.${t} s`,
       );

@@ -4,7 +4,8 @@
  * kind upgrades in place: every row, id and signal seq kept, the two columns and the index gone; the
  * signal batch (tool records' per-call edit sums, an edit's call key and its call's tool_use_id)
  * reads the same from the v4 ledger's stored call keys and from the v5 ledger's edit keys, including
- * a call whose key is another's followed by `|`. An edit whose key is not `<call key>|<n>` is refused.
+ * a call whose key is another's followed by `|` (this build's batch, over the upgraded ledger and over the
+ * ledger the v4 copy was made from). An edit whose key is not `<call key>|<n>` is refused.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -113,7 +114,11 @@ describe("schema v5: the edit row without its call and usage keys", () => {
     // Every edit is in the signal order (its cline.code_edit record): the batch below reads them.
     expect(old.prepare("SELECT COUNT(*) AS n FROM edits WHERE signal_seq IS NULL").get()).toEqual({ n: 0 });
     const edits = old.prepare("SELECT id, edit_key, signal_seq, lines_added FROM edits ORDER BY id").all();
-    const before = batch(old);
+    // What this build's batch reads from the ledger `write` filled (the rows the v4 copy was made of):
+    // the batch reads the current schema only (v6's packs, tables/edit-packs-v6.ts).
+    const source = new Database(join(dir, "source", LEDGER_FILE), { readonly: true });
+    const before = batch(source);
+    source.close();
     // The per-call sums as v4 read them: by the stored call key.
     const byCall = new Map(
       (

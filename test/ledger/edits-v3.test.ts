@@ -129,7 +129,10 @@ describe("ledger schema v3: file edits", () => {
     const after = new Database(path, { readonly: true });
     expect(after.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     // v3's other parts add tables of their own (report_rollup): their tests cover them.
-    expect(tablesOf(after)).toEqual(expect.arrayContaining([...tables, "edits", "edit_series"]));
+    // (v6 turns `edits` into a view of its packs: tables/edit-packs-v6.ts.)
+    expect(tablesOf(after)).toEqual(
+      expect.arrayContaining([...tables, "edit_packs", "edit_keys", "edit_series"]),
+    );
     // Every row kept, but the checkpoints: dropped, so the history is read again for its edits.
     expect(snapshot(after, tables, columns)).toEqual({ ...rows, checkpoints: [] });
     expect(columnsOf(after, "export_state")).toEqual([

@@ -1,11 +1,11 @@
 /**
- * File edits (issue 29; tables in tables/edits-v3.ts, the row narrowed by tables/edits-narrow-v5.ts: no
- * call key, derived from the edit key): each EditRecord an adapter read is stored
- * exactly once by its edit key, in the commit transaction of its document, and added to its
- * running series (`edit_series`) by the same commit, one upsert per series. The exporters read
- * those series (cumulative: live rows, in pages, or folded in SQL by src/ledger/usage/fold.ts) or the
- * edits of one id window aggregated per series (delta: export_state.edit_watermark). Generic: the
- * ledger knows the normalized record, no format.
+ * File edits (issue 29; tables in tables/edits-v3.ts, packed per document and commit by
+ * tables/edit-packs-v6.ts): each EditRecord an adapter read is stored exactly once by its edit key
+ * (`edit_keys`), the new ones of one observation as one `edit_packs` row, in the commit transaction
+ * of its document, and added to its running series (`edit_series`) by the same commit, one upsert per
+ * series. The exporters read those series (cumulative: live rows, in pages, or folded in SQL by
+ * src/ledger/usage/fold.ts) or the edits of one pack-id window aggregated per series (delta:
+ * export_state.edit_watermark). Generic: the ledger knows the normalized record, no format.
  */
 import type Database from "better-sqlite3";
 import type { EditRecord } from "../../adapter/types.ts";
@@ -14,6 +14,8 @@ import { idReads, type KeyedSum, liveParams, SeriesStore, SeriesSums } from "./s
 
 /** Schema version that added the edits (tables/edits-v3.ts). */
 export const EDITS_VERSION = 3;
+/** Schema version that packs them (tables/edit-packs-v6.ts). */
+export const EDIT_PACKS_VERSION = 6;
 
 /** The key columns of an edit series, in order (ONE list: fold.ts and the upsert share it). */
 export const EDIT_SERIES_KEY: readonly string[] = [
@@ -157,6 +159,7 @@ export function invalidEdit(e: EditRecord): string | undefined {
     return `edit key ${e.editKey} is not its call key ${e.callKey}, |, a number`;
   if (!isLineCount(e.linesAdded)) return `linesAdded is not a line count: ${e.linesAdded}`;
   if (!isLineCount(e.linesRemoved)) return `linesRemoved is not a line count: ${e.linesRemoved}`;
+  if (!Number.isSafeInteger(e.timestampMs)) return `timestampMs is not an integer: ${e.timestampMs}`;
   if (!OPERATIONS.has(e.operation)) return `unknown operation ${e.operation}`;
   if (!DECISIONS.has(e.decision)) return `unknown decision ${e.decision}`;
   if (!SOURCES.has(e.source)) return `unknown source ${e.source}`;
@@ -189,55 +192,96 @@ export class Edits extends SeriesStore<
   ReturnType<typeof prepareReads>,
   Sum
 > {
-  /** `present`: false on a read-only view of a ledger older than EDITS_VERSION (no edits tables). */
-  constructor(db: Database.Database, present: boolean) {
-    super(db, present, prepareWrites, prepareReads, (s, nowMs) => [
-      ...s.key,
-      s.edits,
-      s.linesAdded,
-      s.linesRemoved,
-      s.inexactEdits,
-      s.inexactLinesAdded,
-      s.inexactLinesRemoved,
-      nowMs,
-      nowMs,
-      s.lastEventMs,
-    ]);
+  /**
+   * `version`: the ledger's schema; below EDITS_VERSION (a read-only view of an older ledger) there
+   * are no edits tables, below EDIT_PACKS_VERSION `edits` is a table, not the view of the packs.
+   */
+  constructor(db: Database.Database, version: number) {
+    super(
+      db,
+      version >= EDITS_VERSION,
+      prepareWrites,
+      (d) => prepareReads(d, version >= EDIT_PACKS_VERSION),
+      (s, nowMs) => [
+        ...s.key,
+        s.edits,
+        s.linesAdded,
+        s.linesRemoved,
+        s.inexactEdits,
+        s.inexactLinesAdded,
+        s.inexactLinesRemoved,
+        nowMs,
+        nowMs,
+        s.lastEventMs,
+      ],
+    );
   }
 
   /**
-   * Stores one edit once (its key); true when this INSERT inserted it, and then `sums` gets it.
-   * `signalSeq`: its place in the signal order (null: its observation carried no signals).
+   * Stores an observation's edits once each (their keys) and returns those this call stored (`sums`
+   * got them), in the order of their signal seqs: the new ones, as one pack per document and tool
+   * (per the pack's columns, samePack), the packs numbered in the order they were started.
+   * `seqFirst`: the signal seq of the first new edit, the others' following it, pack by pack (null:
+   * the observation carried no signals).
    */
-  insert(e: EditRecord, adapter: string, nowMs: number, signalSeq: number | null, sums: EditSums): boolean {
-    // Positional: 22 named parameters are 22 property lookups from native code per edit, about as
-    // much as SQLite's insert itself (docs/performance.md "Signals ingest"); the order is INSERT_COLUMNS'.
-    const { insert } = this.st.writes();
-    const info = insert.run(
-      e.editKey,
-      adapter,
-      e.sessionId,
-      e.agent,
-      e.toolName,
-      e.operation,
-      e.decision,
-      e.source,
-      e.language,
-      e.linesAdded,
-      e.linesRemoved,
-      e.exact ? 1 : 0,
-      e.timestampMs,
-      e.model,
-      e.provider,
-      e.project,
-      e.client ?? "",
-      e.sourcePath,
-      nowMs,
-      signalSeq,
-    );
-    if (info.changes === 0) return false;
-    sums.add(e);
-    return true;
+  insertAll(
+    edits: readonly EditRecord[],
+    adapter: string,
+    nowMs: number,
+    seqFirst: number | null,
+    sums: EditSums,
+  ): EditRecord[] {
+    const w = this.st.writes();
+    const packs: Pack[] = [];
+    let firstId = 0;
+    let last: Pack | undefined;
+    for (const e of edits) {
+      // Mostly the same pack as the edit before; else one started before, or a new one.
+      let pack = last !== undefined && samePack(last.head, e) ? last : packs.find((p) => samePack(p.head, e));
+      if (firstId === 0) firstId = (w.nextPack.get() as { next: number }).next;
+      const id = pack?.id ?? firstId + packs.length;
+      // Positional binds (docs/performance.md "Signals ingest").
+      if (w.key.run(e.editKey, id, pack?.els.length ?? 0).changes === 0) continue;
+      if (pack === undefined) {
+        pack = { id, head: e, els: [], records: [], tsMin: e.timestampMs, tsMax: e.timestampMs };
+        packs.push(pack);
+      }
+      last = pack;
+      pack.els.push([
+        e.editKey,
+        e.operation,
+        e.decision,
+        e.source,
+        e.language,
+        e.linesAdded,
+        e.linesRemoved,
+        e.exact ? 1 : 0,
+        e.timestampMs,
+        e.model,
+        e.provider,
+      ] satisfies PackedEdit);
+      pack.records.push(e);
+      if (e.timestampMs < pack.tsMin) pack.tsMin = e.timestampMs;
+      if (e.timestampMs > pack.tsMax) pack.tsMax = e.timestampMs;
+      sums.add(e);
+    }
+    const added: EditRecord[] = [];
+    for (const p of packs) {
+      writePack(w.pack, p, adapter, nowMs, seqFirst === null ? null : seqFirst + added.length);
+      added.push(...p.records);
+    }
+    return added;
+  }
+
+  /**
+   * The end of a delta window after pack id `after`: whole packs holding at most `maxEdits` edits
+   * (at least one pack, whatever it holds), so a window's series stay as few as before the packs.
+   */
+  windowEnd(after: number, maxEdits: number): number {
+    const r = this.st.reads();
+    if (r === undefined) return after;
+    if (r.windowEnd === undefined) return Math.min(this.maxId(), after + maxEdits);
+    return (r.windowEnd.get({ after, edits: maxEdits }) as { upTo: number }).upTo;
   }
 
   /** One keyset page of `live`: rows with id > afterId, at most limit, each with its id. */
@@ -250,35 +294,97 @@ export class Edits extends SeriesStore<
   }
 }
 
-/** The columns of an edit's INSERT, in the order `insert` binds them. */
-const INSERT_COLUMNS = [
-  "edit_key",
-  "adapter",
-  "session_id",
-  "agent",
-  "tool_name",
-  "operation",
-  "decision",
-  "source",
-  "language",
-  "lines_added",
-  "lines_removed",
-  "exact",
-  "ts_ms",
-  "model",
-  "provider",
-  "project",
-  "client",
-  "source_path",
-  "ingested_ms",
-  "signal_seq",
-] as const;
+/** One pack's element: an edit's own values, in EDIT_FIELDS' order (tables/edit-packs-v6.ts). */
+type PackedEdit = [
+  key: string,
+  operation: string,
+  decision: string,
+  source: string,
+  language: string,
+  linesAdded: number,
+  linesRemoved: number,
+  exact: 0 | 1,
+  timestampMs: number,
+  model: string,
+  provider: string,
+];
+
+/** A pack being gathered: its id, the edit whose pack columns it has, its elements (and records) and time span. */
+interface Pack {
+  readonly id: number;
+  readonly head: EditRecord;
+  readonly els: PackedEdit[];
+  readonly records: EditRecord[];
+  tsMin: number;
+  tsMax: number;
+}
+
+/** Whether an edit has the pack columns of `head` (what a pack row holds once for all its edits). */
+function samePack(head: EditRecord, e: EditRecord): boolean {
+  return (
+    e.sessionId === head.sessionId &&
+    e.agent === head.agent &&
+    e.toolName === head.toolName &&
+    e.project === head.project &&
+    (e.client ?? "") === (head.client ?? "") &&
+    e.sourcePath === head.sourcePath
+  );
+}
+
+function writePack(
+  insert: Database.Statement,
+  p: Pack,
+  adapter: string,
+  nowMs: number,
+  seqFirst: number | null,
+): void {
+  const h = p.head;
+  let acceptedAdded = 0;
+  let acceptedRemoved = 0;
+  let accepted = 0;
+  let rejected = 0;
+  for (const el of p.els) {
+    if (el[2] === "accepted") {
+      accepted++;
+      acceptedAdded += el[5];
+      acceptedRemoved += el[6];
+    } else if (el[2] === "rejected") rejected++;
+  }
+  insert.run(
+    p.id,
+    adapter,
+    h.sessionId,
+    h.agent,
+    h.toolName,
+    h.project,
+    h.client ?? "",
+    h.sourcePath,
+    nowMs,
+    p.tsMin,
+    p.tsMax,
+    seqFirst,
+    seqFirst === null ? null : seqFirst + p.els.length - 1,
+    p.els.length,
+    JSON.stringify(p.els),
+    acceptedAdded,
+    acceptedRemoved,
+    accepted,
+    rejected,
+    p.els.length - accepted - rejected,
+  );
+}
 
 function prepareWrites(db: Database.Database) {
   return {
-    insert: db.prepare(
-      `INSERT INTO edits (${INSERT_COLUMNS.join(", ")}) VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})
-       ON CONFLICT (edit_key) DO NOTHING`,
+    // The key first: it is what keeps an edit once (its pack is written after the observation's last).
+    key: db.prepare(
+      "INSERT INTO edit_keys (edit_key, pack, i) VALUES (?, ?, ?) ON CONFLICT (edit_key) DO NOTHING",
+    ),
+    nextPack: db.prepare("SELECT IFNULL(MAX(id), 0) + 1 AS next FROM edit_packs"),
+    pack: db.prepare(
+      `INSERT INTO edit_packs (id, adapter, session_id, agent, tool_name, project, client, source_path, ingested_ms,
+         ts_min, ts_max, seq_first, seq_last, n, edits, accepted_added, accepted_removed, accepted, rejected, failed)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     series: db.prepare(
       `INSERT INTO edit_series (${KEY}, edits, lines_added, lines_removed, inexact_edits, inexact_lines_added,
@@ -294,7 +400,7 @@ function prepareWrites(db: Database.Database) {
   };
 }
 
-function prepareReads(db: Database.Database) {
+function prepareReads(db: Database.Database, packed: boolean) {
   const live = "(last_event_ms >= @eventSince OR updated_ms >= @updatedSince)";
   return {
     all: db.prepare(`SELECT ${COLS} FROM edit_series ORDER BY id`),
@@ -309,5 +415,18 @@ function prepareReads(db: Database.Database) {
        FROM edits WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
     ),
     ...idReads(db, "edits"),
+    // A delta window is of pack ids (the view's `id`): the highest from the table, not the view.
+    ...(packed
+      ? {
+          maxId: db.prepare("SELECT IFNULL(MAX(id), 0) AS max FROM edit_packs"),
+          // The packs after `after` while their running count of edits stays within @edits, the first always.
+          windowEnd: db.prepare(
+            `SELECT IFNULL(MAX(id), @after) AS upTo FROM (
+               SELECT id, SUM(n) OVER (ORDER BY id) AS c, ROW_NUMBER() OVER (ORDER BY id) AS r
+               FROM (SELECT id, n FROM edit_packs WHERE id > @after ORDER BY id LIMIT @edits))
+             WHERE r = 1 OR c <= @edits`,
+          ),
+        }
+      : { windowEnd: undefined }),
   };
 }

@@ -6,6 +6,16 @@ export const ROLLUP_VERSION = 3;
 /** The schema version whose rollup also sums edits and activity (tables/report-rollup-delivered-v4.ts). */
 export const DELIVERED_ROLLUP_VERSION = 4;
 
+/**
+ * From schema v6 `edits` is a view of the packs (tables/edit-packs-v6.ts): a query by time names the
+ * packs whose span meets its ranges (their ts_min / ts_max indexes), so it expands those, not every
+ * pack. Each `[from, to)` is a pair of parameter names.
+ */
+function packsMeeting(ranges: readonly (readonly [string, string])[]): string {
+  const meets = ranges.map(([from, to]) => `(ts_min < @${to} AND ts_max >= @${from})`).join(" OR ");
+  return ` AND id IN (SELECT id FROM edit_packs WHERE ${meets})`;
+}
+
 /** The window's parameters (bucketMs only when grouped by bucket: it is a parameter of that column only). */
 function paramsOf(dims: readonly LedgerDim[], window: ReportWindow): Record<string, number> {
   const params: Record<string, number> = { fromMs: window.fromMs, toMs: window.toMs };
@@ -50,7 +60,7 @@ export const WHOLE_LEDGER: ReportWindow = {
 
 export type GroupKind = "events" | "calls" | "events-without-calls" | "edits" | "activity";
 
-function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
+function groupSql(kind: GroupKind, dims: readonly LedgerDim[], packed: boolean): string {
   const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
   const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
   const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
@@ -68,6 +78,7 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
       "IFNULL(SUM(kind = 'pull_request'), 0) AS pullRequests",
     ])} FROM activity WHERE kind IN ('active_time', 'commit', 'pull_request') AND ${range} ${group} ${order}`;
   }
+  if (kind === "edits" && packed && dims.every((d) => PACK_DIMS.has(d))) return packedEditsSql(dims);
   if (kind === "edits") {
     // Lines of the accepted edits (what was delivered); decisions counted apart (docs/report.md).
     return `SELECT ${sel([
@@ -76,7 +87,7 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
       "IFNULL(SUM(decision = 'accepted'), 0) AS editsAccepted",
       "IFNULL(SUM(decision = 'rejected'), 0) AS editsRejected",
       "IFNULL(SUM(decision = 'failed'), 0) AS editsFailed",
-    ])} FROM edits WHERE ${range} ${group} ${order}`;
+    ])} FROM edits WHERE ${range}${packed ? packsMeeting([["fromMs", "toMs"]]) : ""} ${group} ${order}`;
   }
   if (kind !== "calls") {
     const where = kind === "events-without-calls" ? `WHERE tool_calls = 0 AND ${range}` : `WHERE ${range}`;
@@ -96,6 +107,43 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
     "COUNT(DISTINCT NULLIF(usage_key, '')) AS events",
     "COUNT(*) AS toolCalls",
   ])} FROM tool_calls WHERE ${range} ${group} ${order}`;
+}
+
+/** The dimensions an edit pack has as columns (tables/edit-packs-v6.ts: one session, agent, tool, project, client). */
+const PACK_DIMS: ReadonlySet<LedgerDim> = new Set(["session", "agent", "tool", "project", "client"]);
+
+/**
+ * groupSql's edits totals when every dimension is a pack's column: the sums each pack keeps for
+ * the packs inside the window, and the edits of the packs that straddle its ends, so a view by
+ * session reads a row per pack, not one per edit.
+ */
+function packedEditsSql(dims: readonly LedgerDim[]): string {
+  const cols = dims.map((d) => `${DIM_SQL[d]} AS "${d}"`);
+  const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
+  const inside = "ts_min >= @fromMs AND ts_max < @toMs";
+  return `SELECT ${[
+    ...dims.map((d) => `"${d}"`),
+    "IFNULL(SUM(a), 0) AS linesAdded",
+    "IFNULL(SUM(r), 0) AS linesRemoved",
+    "IFNULL(SUM(ea), 0) AS editsAccepted",
+    "IFNULL(SUM(er), 0) AS editsRejected",
+    "IFNULL(SUM(ef), 0) AS editsFailed",
+  ].join(", ")} FROM (
+    SELECT ${[...cols, "accepted_added AS a", "accepted_removed AS r", "accepted AS ea", "rejected AS er", "failed AS ef"].join(", ")}
+      FROM edit_packs WHERE ${inside}
+    UNION ALL
+    SELECT ${[
+      ...cols,
+      "CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END",
+      "CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END",
+      "decision = 'accepted'",
+      "decision = 'rejected'",
+      "decision = 'failed'",
+    ].join(", ")}
+      FROM edits WHERE ts_ms >= @fromMs AND ts_ms < @toMs
+        AND id IN (SELECT id FROM edit_packs WHERE ts_min < @toMs AND ts_max >= @fromMs AND NOT (${inside}))
+  ) ${group} ${order}`;
 }
 
 /** A dimension's column in report_rollup (bucket: of its 15-minute bucket). */
@@ -146,7 +194,7 @@ function rollupSql(kind: GroupKind, dims: readonly LedgerDim[]): string {
  * groupSql's edits and activity totals from report_rollup's delivered columns for the whole buckets,
  * and from the rows for the two partial edges, as rollupSql does for events.
  */
-function deliveredRollupSql(kind: "edits" | "activity", dims: readonly LedgerDim[]): string {
+function deliveredRollupSql(kind: "edits" | "activity", dims: readonly LedgerDim[], packed: boolean): string {
   const named = (sql: (d: LedgerDim) => string) => dims.map((d) => `${sql(d)} AS "${d}"`);
   const outer = dims.map((d) => `"${d}"`);
   const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
@@ -178,7 +226,14 @@ function deliveredRollupSql(kind: "edits" | "activity", dims: readonly LedgerDim
         "decision = 'accepted'",
         "decision = 'rejected'",
         "decision = 'failed'",
-      ])} FROM edits WHERE ${edges}
+      ])} FROM edits WHERE ${edges}${
+        packed
+          ? packsMeeting([
+              ["fromMs", "lo"],
+              ["hi", "toMs"],
+            ])
+          : ""
+      }
     ) ${group} ${order}`;
   }
   return `SELECT ${[
@@ -220,12 +275,13 @@ export class ReportQueries {
 
   /**
    * `hasRollup`: the ledger is at ROLLUP_VERSION or later (a read-only view of an older one is not);
-   * `hasDeliveredRollup`: at DELIVERED_ROLLUP_VERSION or later.
+   * `hasDeliveredRollup`: at DELIVERED_ROLLUP_VERSION or later; `packedEdits`: at EDIT_PACKS_VERSION.
    */
   constructor(
     private readonly db: Database.Database,
     private readonly hasRollup = true,
     private readonly hasDeliveredRollup = hasRollup,
+    private readonly packedEdits = hasDeliveredRollup,
   ) {}
 
   /** File edits grouped by `dims`: accepted lines added and removed, and edits by decision. */
@@ -256,7 +312,7 @@ export class ReportQueries {
     if (kind === "edits" && !this.hasRollup) return [];
     // Activity came with v3 too, and has no tool: a per-tool view shows it in the totals only.
     if (kind === "activity" && (!this.hasRollup || dims.includes("tool"))) return [];
-    return this.statement(`${kind}:${dims.join(",")}`, () => groupSql(kind, dims)).all(
+    return this.statement(`${kind}:${dims.join(",")}`, () => groupSql(kind, dims, this.packedEdits)).all(
       paramsOf(dims, window),
     ) as Record<string, unknown>[];
   }
@@ -279,7 +335,7 @@ export class ReportQueries {
     )
       return this.grouped(kind, dims, window);
     const stmt = this.statement(`rollup:${kind}:${dims.join(",")}`, () =>
-      delivered ? deliveredRollupSql(kind, dims) : rollupSql(kind, dims),
+      delivered ? deliveredRollupSql(kind, dims, this.packedEdits) : rollupSql(kind, dims),
     );
     return stmt.all({ ...paramsOf(dims, window), ...rollupSpan(window.fromMs, window.toMs) }) as Record<
       string,

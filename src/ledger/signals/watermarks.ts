@@ -4,6 +4,7 @@
  * merged by seq), and the compare-and-set that moves it when a delivery succeeded.
  */
 import type Database from "better-sqlite3";
+import { type EditField, editFieldSql } from "../tables/edit-packs-v6.ts";
 import { editCallKeySql } from "../tables/edits-narrow-v5.ts";
 import type { SignalKind, SignalRow } from "./records.ts";
 
@@ -96,13 +97,20 @@ function toRow(r: RawRow): SignalRow {
 }
 
 /**
- * A tool record's edits (alias x): the range of the unique edit_key index that starts with its call
- * key and `|` (`|` + 1 is `}`), each edit key of it `<call key>|<digits>` exactly (a call key that
- * merely starts with the record's, then `|`, is another call's). Schema v5 keeps no call key column
- * (tables/edits-narrow-v5.ts).
+ * A tool record's edits: the range of edit_keys (alias xk, its pack xp) that starts with its call key
+ * and `|` (`|` + 1 is `}`), each edit key of it `<call key>|<digits>` exactly (a call key that merely
+ * starts with the record's, then `|`, is another call's). Schema v5 keeps no call key column
+ * (tables/edits-narrow-v5.ts); v6 keeps an edit's values in its pack (tables/edit-packs-v6.ts).
  */
-const CALL_EDITS = `x.edit_key > q.ref_key || '|' AND x.edit_key < q.ref_key || '}'
-  AND rtrim(x.edit_key, '0123456789') = q.ref_key || '|'`;
+const CALL_EDITS = `edit_keys xk JOIN edit_packs xp ON xp.id = xk.pack
+  WHERE xk.edit_key > q.ref_key || '|' AND xk.edit_key < q.ref_key || '}'
+  AND rtrim(xk.edit_key, '0123456789') = q.ref_key || '|'`;
+/** A value of the tool record's edit (CALL_EDITS). */
+const x = (f: EditField): string => editFieldSql("(xp.edits -> xk.i)", f);
+/** A value of the edit record's edit (its key `ek`, its pack `ed`). */
+const ed = (f: EditField): string => editFieldSql("(ed.edits -> ek.i)", f);
+/** A value of an edit in the batch's edit branch (its pack `ep`, its element `j`). */
+const j = (f: EditField): string => editFieldSql("j.value", f);
 
 function prepareStatements(db: Database.Database) {
   return {
@@ -119,17 +127,17 @@ function prepareStatements(db: Database.Database) {
       `SELECT 1 FROM signal_queue WHERE seq > @after
        UNION ALL SELECT 1 FROM events WHERE signal_seq > @after
        UNION ALL SELECT 1 FROM tool_calls WHERE signal_seq > @after
-       UNION ALL SELECT 1 FROM edits WHERE signal_seq > @after LIMIT 1`,
+       UNION ALL SELECT 1 FROM edit_packs WHERE seq_last > @after LIMIT 1`,
     ),
     counts: db.prepare(
       `SELECT kind, COUNT(*) AS n FROM signal_queue GROUP BY kind
        UNION ALL SELECT 'chat', COUNT(*) FROM events WHERE signal_seq IS NOT NULL
        UNION ALL SELECT 'tool', COUNT(*) FROM tool_calls WHERE signal_seq IS NOT NULL
-       UNION ALL SELECT 'edit', COUNT(*) FROM edits WHERE signal_seq IS NOT NULL`,
+       UNION ALL SELECT 'edit', IFNULL(SUM(n), 0) FROM edit_packs WHERE seq_last IS NOT NULL`,
     ),
     // One row per record, the fields of its kind joined in (COALESCE over the five). The records
-    // are the queue's rows, the requests' events rows, the calls' tool_calls rows and the edits'
-    // edits rows, merged by seq: each side read in seq order up to the limit (its index), so the
+    // are the queue's rows, the requests' events rows, the calls' tool_calls rows and the edits of
+    // edit_packs, merged by seq: each side read in seq order up to the limit (its index), so the
     // merge sorts at most four times the limit. A call's edits are summed by its key (CALL_EDITS: a
     // range of edit_key), for its execute_tool span: only for tool records.
     batch: db.prepare(
@@ -142,8 +150,8 @@ function prepareStatements(db: Database.Database) {
          COALESCE(e.agent, c.agent, tu.agent, k.agent, ed.agent) AS agent,
          COALESCE(e.project, c.project, tu.project, k.project, ed.project) AS project,
          q.turn_key AS turnKey,
-         COALESCE(e.model, c.model, k.model, ed.model, '') AS model,
-         COALESCE(e.provider, c.provider, k.provider, ed.provider, '') AS provider,
+         COALESCE(e.model, c.model, k.model, ${ed("model")}, '') AS model,
+         COALESCE(e.provider, c.provider, k.provider, ${ed("provider")}, '') AS provider,
          COALESCE(e.client, c.client, ed.client, '') AS client,
          IFNULL(e.end_known, 1) AS endKnown,
          CASE q.kind WHEN 'chat' THEN IFNULL(e.message_id, '') ELSE q.message_id END AS messageId,
@@ -161,28 +169,28 @@ function prepareStatements(db: Database.Database) {
          IFNULL(k.source_message_count, 0) AS sourceMessageCount,
          k.messages_removed AS messagesRemoved,
          k.tokens_before AS tokensBefore,
-         IFNULL(${editCallKeySql("ed")}, '') AS callKey,
-         IFNULL(ed.operation, '') AS operation,
-         IFNULL(ed.decision, '') AS decision,
-         IFNULL(ed.source, '') AS editSource,
-         IFNULL(ed.language, '') AS language,
-         CASE q.kind WHEN 'edit' THEN ed.lines_added
-           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_added), 0) FROM edits x WHERE ${CALL_EDITS})
+         IFNULL(${editCallKeySql("ek")}, '') AS callKey,
+         IFNULL(${ed("operation")}, '') AS operation,
+         IFNULL(${ed("decision")}, '') AS decision,
+         IFNULL(${ed("source")}, '') AS editSource,
+         IFNULL(${ed("language")}, '') AS language,
+         CASE q.kind WHEN 'edit' THEN ${ed("lines_added")}
+           WHEN 'tool' THEN (SELECT IFNULL(SUM(${x("lines_added")}), 0) FROM ${CALL_EDITS})
            ELSE 0 END AS linesAdded,
-         CASE q.kind WHEN 'edit' THEN ed.lines_removed
-           WHEN 'tool' THEN (SELECT IFNULL(SUM(x.lines_removed), 0) FROM edits x WHERE ${CALL_EDITS})
+         CASE q.kind WHEN 'edit' THEN ${ed("lines_removed")}
+           WHEN 'tool' THEN (SELECT IFNULL(SUM(${x("lines_removed")}), 0) FROM ${CALL_EDITS})
            ELSE 0 END AS linesRemoved,
-         CASE q.kind WHEN 'edit' THEN ed.exact
-           WHEN 'tool' THEN (SELECT IFNULL(MIN(x.exact), 1) FROM edits x WHERE ${CALL_EDITS})
+         CASE q.kind WHEN 'edit' THEN ${ed("exact")}
+           WHEN 'tool' THEN (SELECT IFNULL(MIN(${x("exact")}), 1) FROM ${CALL_EDITS})
            ELSE 1 END AS exact,
          CASE q.kind WHEN 'tool' THEN
-           (SELECT COUNT(*) FROM edits x WHERE ${CALL_EDITS} AND x.decision = 'accepted')
+           (SELECT COUNT(*) FROM ${CALL_EDITS} AND ${x("decision")} = 'accepted')
            ELSE 0 END AS editsAccepted,
          CASE q.kind WHEN 'tool' THEN
-           (SELECT COUNT(*) FROM edits x WHERE ${CALL_EDITS} AND x.decision = 'rejected')
+           (SELECT COUNT(*) FROM ${CALL_EDITS} AND ${x("decision")} = 'rejected')
            ELSE 0 END AS editsRejected,
          CASE q.kind WHEN 'tool' THEN
-           (SELECT COUNT(*) FROM edits x WHERE ${CALL_EDITS} AND x.decision = 'failed')
+           (SELECT COUNT(*) FROM ${CALL_EDITS} AND ${x("decision")} = 'failed')
            ELSE 0 END AS editsFailed
        FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
                  message_id, tool_use_id
@@ -199,15 +207,20 @@ function prepareStatements(db: Database.Database) {
                  LEFT JOIN events p ON c.turn_key IS NULL AND p.dedup_key = c.usage_key
                WHERE c.signal_seq > @after ORDER BY c.signal_seq LIMIT @limit)
              UNION ALL
-             SELECT * FROM (SELECT signal_seq, 'edit', edit_key, ts_ms, ts_ms, ts_ms, NULL, 0, '', '', ''
-               FROM edits WHERE signal_seq > @after ORDER BY signal_seq LIMIT @limit)
+             -- An edit's seq is its pack's first + its place; at most @limit packs hold the next @limit.
+             SELECT * FROM (SELECT ep.seq_first + j.key, 'edit', ${j("edit_key")}, ${j("ts_ms")}, ${j("ts_ms")},
+                 ${j("ts_ms")}, NULL, 0, '', '', ''
+               FROM (SELECT seq_first, edits FROM edit_packs WHERE seq_last > @after ORDER BY seq_last LIMIT @limit) ep,
+                 json_each(ep.edits) j
+               WHERE ep.seq_first + j.key > @after ORDER BY 1 LIMIT @limit)
              ORDER BY 1 LIMIT @limit) q
          LEFT JOIN events e ON q.kind = 'chat' AND e.dedup_key = q.ref_key
          LEFT JOIN tool_calls c ON q.kind = 'tool' AND c.call_key = q.ref_key
          LEFT JOIN signal_turns tu ON q.kind = 'turn' AND tu.turn_key = q.ref_key
          LEFT JOIN compactions k ON q.kind = 'compaction' AND k.compaction_key = q.ref_key
-         LEFT JOIN edits ed ON q.kind = 'edit' AND ed.edit_key = q.ref_key
-         LEFT JOIN tool_calls ec ON q.kind = 'edit' AND ec.call_key = ${editCallKeySql("ed")}
+         LEFT JOIN edit_keys ek ON q.kind = 'edit' AND ek.edit_key = q.ref_key
+         LEFT JOIN edit_packs ed ON ed.id = ek.pack
+         LEFT JOIN tool_calls ec ON q.kind = 'edit' AND ec.call_key = ${editCallKeySql("ek")}
          LEFT JOIN signal_documents d
            ON d.source_path = COALESCE(e.source_path, c.source_path, tu.source_path, ed.source_path)
        ORDER BY q.seq`,

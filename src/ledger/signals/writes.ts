@@ -112,7 +112,7 @@ export function prepareSignalWrites(db: Database.Database) {
       `SELECT max((SELECT IFNULL(MAX(seq), 0) FROM signal_queue),
          (SELECT IFNULL(MAX(signal_seq), 0) FROM events WHERE signal_seq IS NOT NULL),
          (SELECT IFNULL(MAX(signal_seq), 0) FROM tool_calls WHERE signal_seq IS NOT NULL),
-         (SELECT IFNULL(MAX(signal_seq), 0) FROM edits WHERE signal_seq IS NOT NULL)) + 1 AS next`,
+         (SELECT IFNULL(MAX(seq_last), 0) FROM edit_packs WHERE seq_last IS NOT NULL)) + 1 AS next`,
     ),
     putRequest: db.prepare(
       `UPDATE events SET signal_seq = @seq, turn_key = @turnKey, start_ms = @startMs

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
+import type { EditRecord, Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
 import type { Captures } from "../captures/captures.ts";
 import type { Checkpoints } from "../collection/checkpoints.ts";
 import { type Activity, ActivitySums, activityRows } from "../delivered/activity.ts";
@@ -190,21 +190,26 @@ export class Ingest {
     if (o.edits === undefined || this.edits === undefined) return undefined;
     const signals = withSignals ? this.signals : undefined;
     const sums = new EditSums();
-    let added = 0;
+    const valid: EditRecord[] = [];
     for (const e of o.edits) {
       const reason = invalidEdit(e);
-      if (reason !== undefined) {
-        invalid.push({ editKey: e.editKey, reason });
-        continue;
-      }
-      if (!this.edits.insert(e, adapter, nowMs, signals === undefined ? null : signals.requestSeq(), sums))
-        continue;
+      if (reason === undefined) valid.push(e);
+      else invalid.push({ editKey: e.editKey, reason });
+    }
+    // The new edits take consecutive seqs from the next one (their packs store the first).
+    const added = this.edits.insertAll(
+      valid,
+      adapter,
+      nowMs,
+      signals === undefined ? null : signals.requestSeq(),
+      sums,
+    );
+    for (const e of added) {
       signals?.claimSeq();
       this.rollup.addEdit(e);
-      added++;
     }
     this.edits.flush(sums, nowMs);
-    return added;
+    return added.length;
   }
 
   /** The observation's activity records, each stored once by its key (first view wins), with its series sums. */
