@@ -241,7 +241,11 @@ export class Edits extends SeriesStore<
       if (firstId === 0) firstId = (w.nextPack.get() as { next: number }).next;
       const id = pack?.id ?? firstId + packs.length;
       // Positional binds (docs/performance.md "Signals ingest").
-      if (w.key.run(e.editKey, id, pack?.els.length ?? 0).changes === 0) continue;
+      const i = pack?.els.length ?? 0;
+      if (
+        w.key.run(e.editKey, id, i, e.decision, e.linesAdded, e.linesRemoved, e.exact ? 1 : 0).changes === 0
+      )
+        continue;
       if (pack === undefined) {
         pack = { id, head: e, els: [], records: [], tsMin: e.timestampMs, tsMax: e.timestampMs };
         packs.push(pack);
@@ -378,7 +382,8 @@ function prepareWrites(db: Database.Database) {
   return {
     // The key first: it is what keeps an edit once (its pack is written after the observation's last).
     key: db.prepare(
-      "INSERT INTO edit_keys (edit_key, pack, i) VALUES (?, ?, ?) ON CONFLICT (edit_key) DO NOTHING",
+      `INSERT INTO edit_keys (edit_key, pack, i, decision, lines_added, lines_removed, exact) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (edit_key) DO NOTHING`,
     ),
     nextPack: db.prepare("SELECT IFNULL(MAX(id), 0) + 1 AS next FROM edit_packs"),
     pack: db.prepare(

@@ -23,5 +23,8 @@ export const EDITS_NARROW_V5 = `
  * The call key of an edits row (alias `a`) as SQL: its `edit_key` without the last `|<n>` (rtrim
  * drops the digits of n, substr the `|`). The column of schemas before v5, derived.
  */
-export const editCallKeySql = (a: string): string =>
-  `substr(${a}.edit_key, 1, length(rtrim(${a}.edit_key, '0123456789')) - 1)`;
+export const editCallKeySql = (a: string): string => callKeyOfSql(`${a}.edit_key`);
+
+/** The call key of an edit key given as an SQL expression (evaluated twice: keep it cheap). */
+export const callKeyOfSql = (key: string): string =>
+  `substr(${key}, 1, length(rtrim(${key}, '0123456789')) - 1)`;
