@@ -15,10 +15,9 @@ import type { EditRecord, Source } from "../../src/adapter/types.ts";
 import { invalidEdit } from "../../src/ledger/delivered/edits.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
-import type { SignalRow } from "../../src/ledger/signals/records.ts";
-import { SignalWatermarks } from "../../src/ledger/signals/watermarks.ts";
 import { ROLLUP_BUCKET_MS } from "../../src/ledger/tables/report-rollup-v3.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
+import { wholeBatch } from "../helpers/signal-batch.ts";
 import { ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -51,12 +50,7 @@ function write(stateDir: string): void {
   w.close();
 }
 
-const batch = (db: Database.Database): SignalRow[] =>
-  new SignalWatermarks(db).batch(
-    { exporter: "probe", watermark: 0, fromMs: 0 },
-    new Set(["chat", "tool", "turn", "compaction", "edit"]),
-    10_000,
-  ).rows as SignalRow[];
+const batch = wholeBatch;
 
 const EDIT_COLUMNS =
   "edit_key, adapter, session_id, agent, tool_name, operation, decision, source, language, lines_added, " +

@@ -16,12 +16,11 @@ import type { Source } from "../../src/adapter/types.ts";
 import { invalidEdit, isCallEditKey } from "../../src/ledger/delivered/edits.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
-import type { SignalRow } from "../../src/ledger/signals/records.ts";
-import { SignalWatermarks } from "../../src/ledger/signals/watermarks.ts";
 import { editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
 import { commitCaptures, requestCapture } from "../export/helpers/ledger.ts";
 import { timelines } from "../helpers/active-time.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
+import { wholeBatch } from "../helpers/signal-batch.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -87,12 +86,7 @@ function write(stateDir: string): void {
   w.close();
 }
 
-const batch = (db: Database.Database): SignalRow[] =>
-  new SignalWatermarks(db).batch(
-    { exporter: "probe", watermark: 0, fromMs: 0 },
-    new Set(["chat", "tool", "turn", "compaction", "edit"]),
-    10_000,
-  ).rows as SignalRow[];
+const batch = wholeBatch;
 
 describe("schema v5: the edit row without its call and usage keys", () => {
   it("a v4 ledger holding rows of every kind upgrades in place; the signal batch reads the same", () => {

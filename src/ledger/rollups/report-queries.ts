@@ -109,6 +109,23 @@ function groupSql(kind: GroupKind, dims: readonly LedgerDim[], packed: boolean):
   ])} FROM tool_calls WHERE ${range} ${group} ${order}`;
 }
 
+/** An edit row's (or the view's) contributions to the report's edit columns, as a, r, ea, er, ef. */
+const EDIT_VALUES = [
+  "CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END",
+  "CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END",
+  "decision = 'accepted'",
+  "decision = 'rejected'",
+  "decision = 'failed'",
+];
+/** The report's edit columns, summed over a, r, ea, er, ef (EDIT_VALUES, or a pack's or the rollup's). */
+const EDIT_TOTALS = [
+  "IFNULL(SUM(a), 0) AS linesAdded",
+  "IFNULL(SUM(r), 0) AS linesRemoved",
+  "IFNULL(SUM(ea), 0) AS editsAccepted",
+  "IFNULL(SUM(er), 0) AS editsRejected",
+  "IFNULL(SUM(ef), 0) AS editsFailed",
+];
+
 /** The dimensions an edit pack has as columns (tables/edit-packs-v6.ts: one session, agent, tool, project, client). */
 const PACK_DIMS: ReadonlySet<LedgerDim> = new Set(["session", "agent", "tool", "project", "client"]);
 
@@ -122,25 +139,11 @@ function packedEditsSql(dims: readonly LedgerDim[]): string {
   const group = dims.length > 0 ? `GROUP BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
   const order = dims.length > 0 ? `ORDER BY ${dims.map((_, i) => i + 1).join(", ")}` : "";
   const inside = "ts_min >= @fromMs AND ts_max < @toMs";
-  return `SELECT ${[
-    ...dims.map((d) => `"${d}"`),
-    "IFNULL(SUM(a), 0) AS linesAdded",
-    "IFNULL(SUM(r), 0) AS linesRemoved",
-    "IFNULL(SUM(ea), 0) AS editsAccepted",
-    "IFNULL(SUM(er), 0) AS editsRejected",
-    "IFNULL(SUM(ef), 0) AS editsFailed",
-  ].join(", ")} FROM (
+  return `SELECT ${[...dims.map((d) => `"${d}"`), ...EDIT_TOTALS].join(", ")} FROM (
     SELECT ${[...cols, "accepted_added AS a", "accepted_removed AS r", "accepted AS ea", "rejected AS er", "failed AS ef"].join(", ")}
       FROM edit_packs WHERE ${inside}
     UNION ALL
-    SELECT ${[
-      ...cols,
-      "CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END",
-      "CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END",
-      "decision = 'accepted'",
-      "decision = 'rejected'",
-      "decision = 'failed'",
-    ].join(", ")}
+    SELECT ${[...cols, ...EDIT_VALUES].join(", ")}
       FROM edits WHERE ts_ms >= @fromMs AND ts_ms < @toMs
         AND id IN (SELECT id FROM edit_packs WHERE ts_min < @toMs AND ts_max >= @fromMs AND NOT (${inside}))
   ) ${group} ${order}`;
@@ -204,14 +207,7 @@ function deliveredRollupSql(kind: "edits" | "activity", dims: readonly LedgerDim
   const rows = (cols: string[]) => [...named((d) => DIM_SQL[d]), ...cols].join(", ");
   const rolled = (cols: string[]) => [...named(rollupDimSql), ...cols].join(", ");
   if (kind === "edits") {
-    return `SELECT ${[
-      ...outer,
-      "IFNULL(SUM(a), 0) AS linesAdded",
-      "IFNULL(SUM(r), 0) AS linesRemoved",
-      "IFNULL(SUM(ea), 0) AS editsAccepted",
-      "IFNULL(SUM(er), 0) AS editsRejected",
-      "IFNULL(SUM(ef), 0) AS editsFailed",
-    ].join(", ")} FROM (
+    return `SELECT ${[...outer, ...EDIT_TOTALS].join(", ")} FROM (
       SELECT ${rolled([
         "lines_added AS a",
         "lines_removed AS r",
@@ -220,13 +216,7 @@ function deliveredRollupSql(kind: "edits" | "activity", dims: readonly LedgerDim
         "edits_failed AS ef",
       ])} FROM report_rollup WHERE ${whole} AND edits_accepted + edits_rejected + edits_failed > 0
       UNION ALL
-      SELECT ${rows([
-        "CASE decision WHEN 'accepted' THEN lines_added ELSE 0 END",
-        "CASE decision WHEN 'accepted' THEN lines_removed ELSE 0 END",
-        "decision = 'accepted'",
-        "decision = 'rejected'",
-        "decision = 'failed'",
-      ])} FROM edits WHERE ${edges}${
+      SELECT ${rows([...EDIT_VALUES])} FROM edits WHERE ${edges}${
         packed
           ? packsMeeting([
               ["fromMs", "lo"],
