@@ -148,6 +148,30 @@ describe("schema v6: a document's new edits as one pack", () => {
     }
   });
 
+  it("a read-only report over a v5 ledger (its daemon not yet upgraded) reads its edits table as this build's over v6", () => {
+    const v5 = ledgerAtVersion(dir, write, 5);
+    const ro = Ledger.open(v5, { readOnly: true });
+    const current = Ledger.open(join(dir, "source"), { readOnly: true });
+    try {
+      const window = { fromMs: T0 + 500, toMs: Number.MAX_SAFE_INTEGER, bucketMs: 1 };
+      for (const dims of [[], ["session"], ["tool"], ["model"]] as const) {
+        expect(ro.report.grouped("edits", dims, window), dims.join()).toEqual(
+          current.report.grouped("edits", dims, window),
+        );
+        expect(ro.report.summed("edits", dims, window), dims.join()).toEqual(
+          current.report.summed("edits", dims, window),
+        );
+      }
+      expect(ro.maxEditId()).toBe(12);
+      // The same series (their order follows ids, which v6 shares within a pack).
+      const sorted = (rows: readonly object[]) => rows.map((r) => JSON.stringify(r)).sort();
+      expect(sorted(ro.editDelta(0, 12))).toEqual(sorted(current.editDelta(0, current.maxEditId())));
+    } finally {
+      ro.close();
+      current.close();
+    }
+  });
+
   it("a document's edits are one pack; a re-read stores only the new ones, as the next pack", () => {
     const l = Ledger.open(join(dir, "l"));
     try {
