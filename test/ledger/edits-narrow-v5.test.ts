@@ -16,7 +16,7 @@ import type { Source } from "../../src/adapter/types.ts";
 import { invalidEdit, isCallEditKey } from "../../src/ledger/delivered/edits.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
-import { editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
+import { callKeyOf, callKeyOfSql, editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
 import { commitCaptures, requestCapture } from "../export/helpers/ledger.ts";
 import { timelines } from "../helpers/active-time.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
@@ -179,6 +179,15 @@ describe("schema v5: the edit row without its call and usage keys", () => {
       expect(invalidEdit(edit(c, { editKey: key })), key).toMatch(/not its call key/);
     for (const key of ["cline|s1|lead|c1|0", "cline|s1|lead|c1|12"]) {
       expect(isCallEditKey(key, c.callKey)).toBe(true);
+      // The JavaScript and SQL spellings of the call key derive the same.
+      expect(callKeyOf(key)).toBe(c.callKey);
+      expect(
+        new Database(":memory:")
+          .prepare(`WITH t(key) AS (SELECT ?) SELECT ${callKeyOfSql("t.key")} AS k FROM t`)
+          .get(key),
+      ).toEqual({
+        k: c.callKey,
+      });
       expect(invalidEdit(edit(c, { editKey: key }))).toBeUndefined();
     }
     const l = Ledger.open(join(dir, "l"));

@@ -5,7 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import { EDIT_FIELDS, type EditField, editFieldSql } from "../tables/edit-packs-v6.ts";
-import { callKeyOfSql } from "../tables/edits-narrow-v5.ts";
+import { callKeyOf, callKeyOfSql } from "../tables/edits-narrow-v5.ts";
 import type { SignalKind, SignalRow } from "./records.ts";
 
 export interface SignalCursor {
@@ -127,7 +127,7 @@ const PROVIDER = at("provider");
 
 /**
  * An edit record's values from its element: parsed once here rather than a dozen `->>` in the batch
- * (each parses the element again). Its call key is the edit key without its last `|<n>` (callKeyOfSql).
+ * (each parses the element again).
  */
 function editValues(json: string) {
   const el = JSON.parse(json) as unknown[];
@@ -138,7 +138,7 @@ function editValues(json: string) {
     tsMs: ts,
     endMs: ts,
     startMs: ts,
-    callKey: key.slice(0, key.replace(/\d+$/, "").length - 1),
+    callKey: callKeyOf(key),
     operation: String(el[OPERATION]),
     decision: String(el[DECISION]),
     editSource: String(el[SOURCE]),

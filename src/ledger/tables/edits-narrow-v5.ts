@@ -25,6 +25,10 @@ export const EDITS_NARROW_V5 = `
  */
 export const editCallKeySql = (a: string): string => callKeyOfSql(`${a}.edit_key`);
 
+/** callKeyOfSql in JavaScript: an edit key without its last `|<n>` (the rule Edits.insertAll's keys keep). */
+export const callKeyOf = (editKey: string): string =>
+  editKey.slice(0, editKey.replace(/\d+$/, "").length - 1);
+
 /** The call key of an edit key given as an SQL expression (evaluated twice: keep it cheap). */
 export const callKeyOfSql = (key: string): string =>
   `substr(${key}, 1, length(rtrim(${key}, '0123456789')) - 1)`;
