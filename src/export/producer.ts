@@ -243,6 +243,9 @@ export class LedgerMetricProducer implements MetricProducer {
       );
       startNs = base.windowStartNs;
     } else {
+      // The edits' and activity's series are summed from their records here, not by each commit
+      // (schema v7): what this pass reads, whole or in pages, is current to now.
+      ledger.foldSeries();
       // The TTL (isLive) in SQL, so dead series are never even read: a WHERE on each row where a
       // series is one row, a HAVING on each group's newest times where series fold (fold-key.ts).
       const fold = this.fold;

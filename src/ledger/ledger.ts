@@ -3,7 +3,7 @@ import type { KnownCheckpoints, SourceCheckpoint } from "../adapter/types.ts";
 import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures/captures.ts";
 import { Checkpoints } from "./collection/checkpoints.ts";
 import { Listings } from "./collection/listings.ts";
-import { ACTIVITY_VERSION, Activity, type ActivitySeriesRow } from "./delivered/activity.ts";
+import { Activity, type ActivitySeriesRow } from "./delivered/activity.ts";
 import { EDIT_PACKS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
 import { ExportBackfills } from "./export-state/backfill.ts";
 import { type ExportState, ExportStates } from "./export-state/state.ts";
@@ -112,7 +112,7 @@ export class Ledger {
     this.captures = new Captures(db, version);
     this.compactions = new Compactions(db, version);
     this.edits = new Edits(db, version);
-    this.activity = new Activity(db, version >= ACTIVITY_VERSION);
+    this.activity = new Activity(db, version);
     this.exportStates = new ExportStates(
       db,
       this.streamStartNs,
@@ -215,6 +215,15 @@ export class Ledger {
   }
 
   // ---- series (what the exporters read)
+
+  /**
+   * Sums the edits and activity records not summed yet into their series (schema v7: a commit writes
+   * the records alone), exactly once, in one transaction; returns the ids folded. A cumulative export
+   * calls it before it reads any series (the stores' own reads fold too).
+   */
+  foldSeries(): number {
+    return this.transaction(() => this.edits.fold() + this.activity.fold());
+  }
 
   usageSeries(): UsageSeriesRow[] {
     return this.series.usageSeries();

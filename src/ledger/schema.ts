@@ -8,6 +8,7 @@ import { GENAI_TABLES } from "./tables/genai.ts";
 import { REJECTED_OUTCOME_V3 } from "./tables/rejected-v3.ts";
 import { REPORT_ROLLUP_DELIVERED_V4 } from "./tables/report-rollup-delivered-v4.ts";
 import { REPORT_ROLLUP_V3 } from "./tables/report-rollup-v3.ts";
+import { SERIES_FOLDS_V7 } from "./tables/series-folds-v7.ts";
 import { SIGNAL_TABLES } from "./tables/signals.ts";
 import { EXPORT_BACKFILL_KEY_V2, STATE_TABLES } from "./tables/state.ts";
 import { USAGE_TABLES } from "./tables/usage.ts";
@@ -41,6 +42,9 @@ export const MIGRATIONS: readonly string[] = [
   // v6, one step: the edits a commit adds for one document as one row (a pack), each edit's key kept
   // apart for exactly once and for its call's sums; `edits` a view of them (tables/edit-packs-v6.ts)
   EDIT_PACKS_V6,
+  // v7, one step: the edits' and activity's series folded from their records when an exporter reads
+  // them, not upserted by every commit; the point each is folded through (tables/series-folds-v7.ts)
+  SERIES_FOLDS_V7,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

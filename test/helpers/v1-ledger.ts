@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { LEDGER_FILE } from "../../src/ledger/ledger.ts";
+import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
@@ -58,6 +58,10 @@ export function ledgerAtVersion(dir: string, write: (stateDir: string) => void, 
   const source = join(dir, "source");
   mkdirSync(source);
   write(source);
+  // A build before v7 kept its series current at every commit: fold this build's before the copy.
+  const folder = Ledger.open(source);
+  folder.foldSeries();
+  folder.close();
   const target = join(dir, `v${version}`);
   mkdirSync(target, { mode: 0o700 });
   const path = join(target, LEDGER_FILE);

@@ -142,6 +142,8 @@ it("every positional INSERT stores each field in its own column", () => {
   };
   const l = Ledger.open(dir, { now: () => NOW });
   l.commit(obs);
+  // The series of edits and activity are folded from their records (schema v7): their INSERT ... SELECT too.
+  expect(l.foldSeries()).toBeGreaterThan(0);
   l.close();
 
   const db = new Database(join(dir, LEDGER_FILE), { readonly: true });

@@ -1,94 +1,140 @@
 /** What the edits and activity tables share (src/ledger/delivered/series-store.ts). */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import {
   clampMs,
+  foldSql,
   idReads,
-  type KeyedSum,
   lazyStatements,
   SeriesStore,
-  SeriesSums,
 } from "../../src/ledger/delivered/series-store.ts";
+import { SERIES_FOLDS_V7 } from "../../src/ledger/tables/series-folds-v7.ts";
 
-interface Sum extends KeyedSum {
-  n: number;
-  total: number;
-}
-
-class Sums extends SeriesSums<Sum> {
-  constructor() {
-    super((key) => ({ key, n: 0, total: 0 }));
-  }
-  add(a: string, b: string, v: number): void {
-    const s = this.of([a, b]);
-    s.n++;
-    s.total += v;
-  }
-}
-
+/** Records `edits` (the name idReads takes) and their series `s`, with the fold point of schema v7. */
 function table(): Database.Database {
   const db = new Database(":memory:");
-  db.exec(`CREATE TABLE edits (id INTEGER PRIMARY KEY, a TEXT, b TEXT, v INTEGER);
-    CREATE TABLE s (id INTEGER PRIMARY KEY, a TEXT, b TEXT, n INTEGER, total INTEGER, at INTEGER, UNIQUE (a, b))`);
+  db.exec(`CREATE TABLE edits (id INTEGER PRIMARY KEY, a TEXT, b TEXT, v INTEGER, at INTEGER);
+    CREATE TABLE s (id INTEGER PRIMARY KEY, a TEXT, b TEXT, n INTEGER, total INTEGER, first_ms INTEGER,
+      updated_ms INTEGER, last_event_ms INTEGER, UNIQUE (a, b));
+    CREATE TABLE edit_packs (id INTEGER PRIMARY KEY); CREATE TABLE activity (id INTEGER PRIMARY KEY);
+    ${SERIES_FOLDS_V7}`);
   return db;
 }
 
+const DELTA =
+  "SELECT a, b, COUNT(*) AS n, SUM(v) AS total, MIN(at) AS firstMs, MAX(at) AS updatedMs, MAX(at) AS lastEventMs " +
+  "FROM edits WHERE id > @after AND id <= @upTo GROUP BY a, b ORDER BY MIN(id)";
 const writes = (db: Database.Database) => ({
-  series: db.prepare(
-    `INSERT INTO s (a, b, n, total, at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (a, b) DO UPDATE SET n = n + excluded.n, total = total + excluded.total, at = excluded.at`,
-  ),
+  fold: db.prepare(foldSql("s", ["a", "b"], ["n", "total"], DELTA)),
 });
 const reads = (db: Database.Database) => ({
-  all: db.prepare("SELECT a, b, n, total, at FROM s ORDER BY id"),
-  live: db.prepare("SELECT a, b FROM s WHERE at >= @eventSince OR at >= @updatedSince ORDER BY id"),
-  delta: db.prepare(
-    "SELECT a, b, SUM(v) AS total FROM edits WHERE id > @after AND id <= @upTo GROUP BY a, b",
+  all: db.prepare("SELECT a, b, n, total, first_ms AS f, updated_ms AS u FROM s ORDER BY id"),
+  live: db.prepare(
+    "SELECT a, b FROM s WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince ORDER BY id",
   ),
+  delta: db.prepare(DELTA),
   ...idReads(db, "edits"),
 });
+const store = (db: Database.Database, folded = true) =>
+  new SeriesStore<Record<string, unknown>, ReturnType<typeof writes>, ReturnType<typeof reads>>(
+    db,
+    true,
+    folded,
+    "edit",
+    writes,
+    reads,
+  );
+const add = (db: Database.Database, rows: readonly [string, string, number, number][]) => {
+  const ins = db.prepare("INSERT INTO edits (a, b, v, at) VALUES (?, ?, ?, ?)");
+  for (const r of rows) ins.run(...r);
+};
+const through = (db: Database.Database) =>
+  (db.prepare("SELECT through_id AS t FROM series_folds WHERE name = 'edit'").get() as { t: number }).t;
 
 describe("series store", () => {
-  it("sums records by the values of their key, one sum per distinct key", () => {
-    const sums = new Sums();
-    sums.add("x", "y", 2);
-    sums.add("x", "y", 3);
-    sums.add("x", "z", 5);
-    // Values are joined with a separator: ("xy", "") is not ("x", "y")'s series.
-    sums.add("xy", "", 1);
-    expect([...sums.values()].map((s) => [s.key, s.n, s.total])).toEqual([
-      [["x", "y"], 2, 5],
-      [["x", "z"], 1, 5],
-      [["xy", ""], 1, 1],
+  it("folds the records after its point into their series at read, each record once", () => {
+    const db = table();
+    const st = store(db);
+    add(db, [
+      ["x", "y", 2, 100],
+      ["x", "z", 4, 100],
     ]);
+    // Nothing is summed by the INSERTs: the series table is empty until a read folds.
+    expect(db.prepare("SELECT COUNT(*) AS n FROM s").get()).toEqual({ n: 0 });
+    expect(st.series()).toEqual([
+      { a: "x", b: "y", n: 1, total: 2, f: 100, u: 100 },
+      { a: "x", b: "z", n: 1, total: 4, f: 100, u: 100 },
+    ]);
+    expect(through(db)).toBe(2);
+    // A second read folds nothing; new records are added once, a new series appended.
+    expect(st.fold()).toBe(0);
+    add(db, [
+      ["x", "y", 3, 200],
+      ["q", "r", 4, 150],
+    ]);
+    expect([...st.live({ eventSinceMs: 150, updatedSinceMs: Number.POSITIVE_INFINITY })]).toEqual([
+      { a: "x", b: "y" },
+      { a: "q", b: "r" },
+    ]);
+    expect(st.series()).toEqual([
+      { a: "x", b: "y", n: 2, total: 5, f: 100, u: 200 },
+      { a: "x", b: "z", n: 1, total: 4, f: 100, u: 100 },
+      { a: "q", b: "r", n: 1, total: 4, f: 150, u: 150 },
+    ]);
+    expect(through(db)).toBe(4);
+    expect(st.maxId()).toBe(4);
+    expect(st.delta({ after: 2, upTo: 3 })).toEqual([
+      { a: "x", b: "y", n: 1, total: 3, firstMs: 200, updatedMs: 200, lastEventMs: 200 },
+    ]);
+    expect(st.rows()).toHaveLength(4);
   });
 
-  it("flushes each sum with the arguments its table gives, adding to what the series held", () => {
+  it("folds in the caller's transaction: rolled back, neither the sums nor the point move", () => {
     const db = table();
-    const store = new SeriesStore<
-      Record<string, unknown>,
-      ReturnType<typeof writes>,
-      ReturnType<typeof reads>,
-      Sum
-    >(db, true, writes, reads, (s, nowMs) => [...s.key, s.n, s.total, nowMs]);
-    const one = new Sums();
-    one.add("x", "y", 2);
-    one.add("x", "z", 4);
-    store.flush(one, 100);
-    const two = new Sums();
-    two.add("x", "y", 3);
-    store.flush(two, 200);
-    expect(store.series()).toEqual([
-      { a: "x", b: "y", n: 2, total: 5, at: 200 },
-      { a: "x", b: "z", n: 1, total: 4, at: 100 },
-    ]);
-    expect([...store.live({ eventSinceMs: 150, updatedSinceMs: Number.POSITIVE_INFINITY })]).toEqual([
-      { a: "x", b: "y" },
-    ]);
-    db.prepare("INSERT INTO edits (a, b, v) VALUES ('x', 'y', 1), ('x', 'y', 2), ('q', 'r', 4)").run();
-    expect(store.maxId()).toBe(3);
-    expect(store.delta({ after: 1, upTo: 2 })).toEqual([{ a: "x", b: "y", total: 2 }]);
-    expect(store.rows()).toHaveLength(3);
+    const st = store(db);
+    add(db, [["x", "y", 2, 100]]);
+    expect(() =>
+      db.transaction(() => {
+        expect(st.fold()).toBe(1);
+        throw new Error("crash before COMMIT");
+      })(),
+    ).toThrow("crash before COMMIT");
+    expect(db.prepare("SELECT COUNT(*) AS n FROM s").get()).toEqual({ n: 0 });
+    expect(through(db)).toBe(0);
+    expect(st.series()).toEqual([{ a: "x", b: "y", n: 1, total: 2, f: 100, u: 100 }]);
+  });
+
+  it("a ledger from before the fold (v6 and older) has current series: nothing is folded", () => {
+    const db = table();
+    add(db, [["x", "y", 2, 100]]);
+    expect(store(db, false).fold()).toBe(0);
+    expect(store(db, false).series()).toEqual([]);
+    expect(through(db)).toBe(0);
+  });
+
+  it("a read-only view refuses a read that would need a fold, and reads current series", () => {
+    const dir = mkdtempSync(join(tmpdir(), "series-store-"));
+    try {
+      const path = join(dir, "l.db");
+      const w = table();
+      add(w, [["x", "y", 2, 100]]);
+      w.exec(`VACUUM INTO '${path}'`);
+      w.close();
+      const ro = new Database(path, { readonly: true });
+      expect(() => store(ro).series()).toThrow(/read-only ledger view are folded through id 0 of 1/);
+      ro.close();
+      const rw = new Database(path);
+      store(rw).fold();
+      rw.close();
+      const again = new Database(path, { readonly: true });
+      expect(store(again).series()).toEqual([{ a: "x", b: "y", n: 1, total: 2, f: 100, u: 100 }]);
+      again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("prepares each side once, at first use, and no read where the tables are absent", () => {
@@ -115,12 +161,14 @@ describe("series store", () => {
     const absent = new SeriesStore(
       new Database(":memory:"),
       false,
+      true,
+      "edit",
       writes,
       (): ReturnType<typeof reads> => {
         throw new Error("no table to prepare against");
       },
-      (s: Sum, nowMs: number) => [...s.key, nowMs],
     );
+    expect(absent.fold()).toBe(0);
     expect(absent.series()).toEqual([]);
     expect(absent.maxId()).toBe(0);
     expect(absent.rows()).toEqual([]);

@@ -3,14 +3,14 @@
  * requests, and session starts. Each record an adapter read is normalized to one row (`kind`, its
  * attribute `detail`, the `amount` it adds), stored exactly once by its key (the first view wins:
  * a gap seen again after a rewrite or a restart adds nothing), in the commit transaction of its
- * document, and added to its running series (`activity_series`) by the same commit, one upsert
- * per series. Exporters read the series (cumulative: live rows, or folded in SQL by fold.ts) or
+ * document; its running series (`activity_series`) are summed from the rows when read (schema v7,
+ * series-store.ts `fold`). Exporters read the series (cumulative: live rows, or folded in SQL by fold.ts) or
  * the rows of one id window aggregated per series (delta: export_state.activity_watermark).
  * Generic: the ledger knows the normalized records, no format.
  */
 import type Database from "better-sqlite3";
 import type { ActiveTimeline, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
-import { clampMs, idReads, type KeyedSum, SeriesStore, SeriesSums } from "./series-store.ts";
+import { clampMs, foldSql, idReads, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
 export const ACTIVITY_VERSION = 3;
@@ -164,76 +164,37 @@ export function activityRows(o: {
   return rows;
 }
 
-interface Sum extends KeyedSum {
-  amount: number;
-  records: number;
-  lastEventMs: number;
-}
-
-/**
- * Per-commit sums by series: one upsert per distinct series, not one per record. `onRow`: also told
- * every row added (the report rollup's sums, rollups/rollup.ts).
- */
-export class ActivitySums extends SeriesSums<Sum> {
-  private readonly onRow: ((r: ActivityRow) => void) | undefined;
-  /** The last row added and its series' sum: the next row is often of the same series. */
-  private lastRow: ActivityRow | undefined;
-  private lastSum: Sum | undefined;
-
-  constructor(onRow?: (r: ActivityRow) => void) {
-    super((key) => ({ key, amount: 0, records: 0, lastEventMs: Number.NEGATIVE_INFINITY }));
-    this.onRow = onRow;
-  }
-
-  add(r: ActivityRow): void {
-    this.onRow?.(r);
-    const l = this.lastRow;
-    const s =
-      this.lastSum !== undefined &&
-      l !== undefined &&
-      l.sessionId === r.sessionId &&
-      l.agent === r.agent &&
-      l.project === r.project &&
-      l.model === r.model &&
-      l.provider === r.provider &&
-      l.client === r.client &&
-      l.kind === r.kind &&
-      l.detail === r.detail
-        ? this.lastSum
-        : // ACTIVITY_SERIES_KEY's order.
-          this.of([r.sessionId, r.agent, r.project, r.model, r.provider, r.client, r.kind, r.detail]);
-    this.lastRow = r;
-    this.lastSum = s;
-    s.amount += r.amount;
-    s.records++;
-    if (r.tsMs > s.lastEventMs) s.lastEventMs = r.tsMs;
-  }
-}
-
 const KEY = ACTIVITY_SERIES_KEY.join(", ");
+/**
+ * The rows of one id window summed per series, the key in ACTIVITY_SERIES_KEY's order: the delta
+ * exporter's window, and what a fold adds to `activity_series` (series-store.ts foldSql).
+ */
+const DELTA = `SELECT session_id AS sessionId, agent, project, model, provider, client, kind, detail,
+    SUM(amount) AS amount, COUNT(*) AS records, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs,
+    MAX(ts_ms) AS lastEventMs
+  FROM activity WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`;
 const COLS = `session_id AS sessionId, agent, project, model, provider, client, kind, detail, amount, records,
   first_ms AS firstMs, updated_ms AS updatedMs, last_event_ms AS lastEventMs`;
 
 export class Activity extends SeriesStore<
   ActivitySeriesRow,
   ReturnType<typeof prepareWrites>,
-  ReturnType<typeof prepareReads>,
-  Sum
+  ReturnType<typeof prepareReads>
 > {
-  /** `present`: false on a read-only view of a ledger from before ACTIVITY_VERSION (no tables). */
-  constructor(db: Database.Database, present: boolean) {
-    super(db, present, prepareWrites, prepareReads, (s, nowMs) => [
-      ...s.key,
-      s.amount,
-      s.records,
-      nowMs,
-      nowMs,
-      s.lastEventMs,
-    ]);
+  /** `version`: the ledger's schema; below ACTIVITY_VERSION (a read-only view of an older ledger) no tables. */
+  constructor(db: Database.Database, version: number) {
+    super(
+      db,
+      version >= ACTIVITY_VERSION,
+      version >= SERIES_FOLDS_VERSION,
+      "activity",
+      prepareWrites,
+      prepareReads,
+    );
   }
 
-  /** Stores one record once (its key); true when this INSERT inserted it, and then `sums` gets it. */
-  insert(r: ActivityRow, adapter: string, nowMs: number, sums: ActivitySums): boolean {
+  /** Stores one record once (its key); true when this INSERT inserted it, and then `added` is told. */
+  insert(r: ActivityRow, adapter: string, nowMs: number, added: (r: ActivityRow) => void): boolean {
     // Positional, in INSERT_COLUMNS' order (named parameters cost a lookup each: see Edits.insert).
     const { insert } = this.st.writes();
     const info = insert.run(
@@ -253,7 +214,7 @@ export class Activity extends SeriesStore<
       nowMs,
     );
     if (info.changes === 0) return false;
-    sums.add(r);
+    added(r);
     return true;
   }
 
@@ -265,7 +226,7 @@ export class Activity extends SeriesStore<
     timelines: readonly ActiveTimeline[],
     adapter: string,
     nowMs: number,
-    sums: ActivitySums,
+    onAdded: (r: ActivityRow) => void,
   ): number {
     const w = this.st.writes();
     let added = 0;
@@ -276,7 +237,7 @@ export class Activity extends SeriesStore<
       const covered = (w.covered.get({ stream }) as { coveredMs: number } | undefined)?.coveredMs ?? 0;
       const fresh = activeTimeRows(t, covered);
       if (fresh.rows.length === 0) continue;
-      for (const r of fresh.rows) if (this.insert(r, adapter, nowMs, sums)) added++;
+      for (const r of fresh.rows) if (this.insert(r, adapter, nowMs, onAdded)) added++;
       w.cover.run({ stream, coveredMs: fresh.coveredMs });
     }
     return added;
@@ -328,12 +289,7 @@ function prepareWrites(db: Database.Database) {
       `INSERT INTO activity_streams (stream_key, covered_ms) VALUES (@stream, @coveredMs)
        ON CONFLICT (stream_key) DO UPDATE SET covered_ms = max(covered_ms, excluded.covered_ms)`,
     ),
-    series: db.prepare(
-      `INSERT INTO activity_series (${KEY}, amount, records, first_ms, updated_ms, last_event_ms)
-       VALUES (${ACTIVITY_SERIES_KEY.map(() => "?").join(", ")}, ?, ?, ?, ?, ?)
-       ON CONFLICT (${KEY}) DO UPDATE SET amount = amount + excluded.amount, records = records + excluded.records,
-         updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
-    ),
+    fold: db.prepare(foldSql("activity_series", ACTIVITY_SERIES_KEY, ["amount", "records"], DELTA)),
   };
 }
 
@@ -344,12 +300,7 @@ function prepareReads(db: Database.Database) {
       `SELECT ${COLS} FROM activity_series
        WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince ORDER BY id`,
     ),
-    delta: db.prepare(
-      `SELECT session_id AS sessionId, agent, project, model, provider, client, kind, detail,
-         SUM(amount) AS amount, COUNT(*) AS records, MIN(ingested_ms) AS firstMs, MAX(ingested_ms) AS updatedMs,
-         MAX(ts_ms) AS lastEventMs
-       FROM activity WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
-    ),
+    delta: db.prepare(DELTA),
     ...idReads(db, "activity"),
     totals: db.prepare(
       `SELECT session_id AS sessionId, project,

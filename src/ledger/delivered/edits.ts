@@ -2,15 +2,15 @@
  * File edits (issue 29; tables in tables/edits-v3.ts, packed per document and commit by
  * tables/edit-packs-v6.ts): each EditRecord an adapter read is stored exactly once by its edit key
  * (`edit_keys`), the new ones of one observation as one `edit_packs` row, in the commit transaction
- * of its document, and added to its running series (`edit_series`) by the same commit, one upsert per
- * series. The exporters read those series (cumulative: live rows, in pages, or folded in SQL by
- * src/ledger/usage/fold.ts) or the edits of one pack-id window aggregated per series (delta:
+ * of its document; their running series (`edit_series`) are summed from the packs when read (schema v7,
+ * series-store.ts `fold`). The exporters read those series (cumulative: live rows, in pages, or folded
+ * in SQL by src/ledger/usage/fold.ts) or the edits of one pack-id window aggregated per series (delta:
  * export_state.edit_watermark). Generic: the ledger knows the normalized record, no format.
  */
 import type Database from "better-sqlite3";
 import type { EditRecord } from "../../adapter/types.ts";
 import type { LiveFilter, SeriesPage } from "../usage/series.ts";
-import { idReads, type KeyedSum, liveParams, SeriesStore, SeriesSums } from "./series-store.ts";
+import { foldSql, idReads, liveParams, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
 
 /** Schema version that added the edits (tables/edits-v3.ts). */
 export const EDITS_VERSION = 3;
@@ -64,90 +64,27 @@ const COLS = `session_id AS sessionId, agent, project, model, provider, client, 
   inexact_edits AS inexactEdits, inexact_lines_added AS inexactLinesAdded,
   inexact_lines_removed AS inexactLinesRemoved, first_ms AS firstMs, updated_ms AS updatedMs,
   last_event_ms AS lastEventMs`;
-/** The series totals of a set of edits rows (delta). */
+/** The series table's sum columns, in SUMS' order (a fold adds each). */
+const SUM_COLUMNS = [
+  "edits",
+  "lines_added",
+  "lines_removed",
+  "inexact_edits",
+  "inexact_lines_added",
+  "inexact_lines_removed",
+];
+/** The series totals of a set of edits rows (delta), SUM_COLUMNS then the times. */
 const SUMS = `COUNT(*) AS edits, SUM(lines_added) AS linesAdded, SUM(lines_removed) AS linesRemoved,
   SUM(1 - exact) AS inexactEdits, SUM(lines_added * (1 - exact)) AS inexactLinesAdded,
   SUM(lines_removed * (1 - exact)) AS inexactLinesRemoved, MIN(ingested_ms) AS firstMs,
   MAX(ingested_ms) AS updatedMs, MAX(ts_ms) AS lastEventMs`;
-
-/** One series' sums over the edits a commit adds. */
-interface Sum extends KeyedSum {
-  edits: number;
-  linesAdded: number;
-  linesRemoved: number;
-  inexactEdits: number;
-  inexactLinesAdded: number;
-  inexactLinesRemoved: number;
-  lastEventMs: number;
-}
-
-/** Per-commit sums by series: one upsert per distinct series, not one per edit. */
-export class EditSums extends SeriesSums<Sum> {
-  constructor() {
-    super((key) => ({
-      key,
-      edits: 0,
-      linesAdded: 0,
-      linesRemoved: 0,
-      inexactEdits: 0,
-      inexactLinesAdded: 0,
-      inexactLinesRemoved: 0,
-      lastEventMs: Number.NEGATIVE_INFINITY,
-    }));
-  }
-
-  /** The last edit added and its series' sum: the next edit is often of the same series. */
-  private lastEdit: EditRecord | undefined;
-  private lastSum: Sum | undefined;
-
-  add(e: EditRecord): void {
-    const s =
-      this.lastSum !== undefined && this.lastEdit !== undefined && sameEditSeries(this.lastEdit, e)
-        ? this.lastSum
-        : // EDIT_SERIES_KEY's order.
-          this.of([
-            e.sessionId,
-            e.agent,
-            e.project,
-            e.model,
-            e.provider,
-            e.client ?? "",
-            e.toolName,
-            e.operation,
-            e.decision,
-            e.source,
-            e.language,
-          ]);
-    this.lastEdit = e;
-    this.lastSum = s;
-    s.edits++;
-    s.linesAdded += e.linesAdded;
-    s.linesRemoved += e.linesRemoved;
-    if (!e.exact) {
-      s.inexactEdits++;
-      s.inexactLinesAdded += e.linesAdded;
-      s.inexactLinesRemoved += e.linesRemoved;
-    }
-    if (e.timestampMs > s.lastEventMs) s.lastEventMs = e.timestampMs;
-  }
-}
-
-/** Whether two edits' series keys (EDIT_SERIES_KEY) are equal. */
-function sameEditSeries(a: EditRecord, b: EditRecord): boolean {
-  return (
-    a.sessionId === b.sessionId &&
-    a.agent === b.agent &&
-    a.project === b.project &&
-    a.model === b.model &&
-    a.provider === b.provider &&
-    (a.client ?? "") === (b.client ?? "") &&
-    a.toolName === b.toolName &&
-    a.operation === b.operation &&
-    a.decision === b.decision &&
-    a.source === b.source &&
-    a.language === b.language
-  );
-}
+/**
+ * The edits of one pack-id window summed per series, the key in EDIT_SERIES_KEY's order: the delta
+ * exporter's window, and what a fold adds to `edit_series` (series-store.ts foldSql).
+ */
+const DELTA = `SELECT session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
+    operation, decision, source, language, ${SUMS}
+  FROM edits WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`;
 
 /**
  * Why an edit cannot be stored (an adapter's bug), or undefined: line counts must be non-negative
@@ -189,37 +126,20 @@ const SOURCES: ReadonlySet<string> = new Set(["auto", "user", "unknown"]);
 export class Edits extends SeriesStore<
   EditSeriesRow,
   ReturnType<typeof prepareWrites>,
-  ReturnType<typeof prepareReads>,
-  Sum
+  ReturnType<typeof prepareReads>
 > {
   /**
    * `version`: the ledger's schema; below EDITS_VERSION (a read-only view of an older ledger) there
    * are no edits tables, below EDIT_PACKS_VERSION `edits` is a table, not the view of the packs.
    */
   constructor(db: Database.Database, version: number) {
-    super(
-      db,
-      version >= EDITS_VERSION,
-      prepareWrites,
-      (d) => prepareReads(d, version >= EDIT_PACKS_VERSION),
-      (s, nowMs) => [
-        ...s.key,
-        s.edits,
-        s.linesAdded,
-        s.linesRemoved,
-        s.inexactEdits,
-        s.inexactLinesAdded,
-        s.inexactLinesRemoved,
-        nowMs,
-        nowMs,
-        s.lastEventMs,
-      ],
+    super(db, version >= EDITS_VERSION, version >= SERIES_FOLDS_VERSION, "edit", prepareWrites, (d) =>
+      prepareReads(d, version >= EDIT_PACKS_VERSION),
     );
   }
 
   /**
-   * Stores an observation's edits once each (their keys) and returns those this call stored (`sums`
-   * got them), in the order of their signal seqs: the new ones, as one pack per document and tool
+   * Stores an observation's edits once each (their keys) and returns those this call stored, in the order of their signal seqs: the new ones, as one pack per document and tool
    * (per the pack's columns, samePack), the packs numbered in the order they were started.
    * `seqFirst`: the signal seq of the first new edit, the others' following it, pack by pack (null:
    * the observation carried no signals).
@@ -229,7 +149,6 @@ export class Edits extends SeriesStore<
     adapter: string,
     nowMs: number,
     seqFirst: number | null,
-    sums: EditSums,
   ): EditRecord[] {
     const w = this.st.writes();
     const packs: Pack[] = [];
@@ -267,7 +186,6 @@ export class Edits extends SeriesStore<
       pack.records.push(e);
       if (e.timestampMs < pack.tsMin) pack.tsMin = e.timestampMs;
       if (e.timestampMs > pack.tsMax) pack.tsMax = e.timestampMs;
-      sums.add(e);
     }
     const added: EditRecord[] = [];
     for (const p of packs) {
@@ -290,6 +208,7 @@ export class Edits extends SeriesStore<
 
   /** One keyset page of `live`: rows with id > afterId, at most limit, each with its id. */
   *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<EditSeriesRow & { readonly id: number }> {
+    this.fold();
     const r = this.st.reads();
     if (r !== undefined)
       yield* r.page.iterate({ ...liveParams(f), ...page }) as IterableIterator<
@@ -391,17 +310,7 @@ function prepareWrites(db: Database.Database) {
          ts_min, ts_max, seq_first, seq_last, n, edits, accepted_added, accepted_removed, accepted, rejected, failed)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    series: db.prepare(
-      `INSERT INTO edit_series (${KEY}, edits, lines_added, lines_removed, inexact_edits, inexact_lines_added,
-         inexact_lines_removed, first_ms, updated_ms, last_event_ms)
-       VALUES (${EDIT_SERIES_KEY.map(() => "?").join(", ")}, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (${KEY}) DO UPDATE SET edits = edits + excluded.edits,
-         lines_added = lines_added + excluded.lines_added, lines_removed = lines_removed + excluded.lines_removed,
-         inexact_edits = inexact_edits + excluded.inexact_edits,
-         inexact_lines_added = inexact_lines_added + excluded.inexact_lines_added,
-         inexact_lines_removed = inexact_lines_removed + excluded.inexact_lines_removed,
-         updated_ms = excluded.updated_ms, last_event_ms = max(last_event_ms, excluded.last_event_ms)`,
-    ),
+    fold: db.prepare(foldSql("edit_series", EDIT_SERIES_KEY, SUM_COLUMNS, DELTA)),
   };
 }
 
@@ -414,11 +323,7 @@ function prepareReads(db: Database.Database, packed: boolean) {
     page: db.prepare(
       `SELECT id, ${COLS} FROM edit_series WHERE id > @afterId AND ${live} ORDER BY id LIMIT @limit`,
     ),
-    delta: db.prepare(
-      `SELECT session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName, operation,
-         decision, source, language, ${SUMS}
-       FROM edits WHERE id > @after AND id <= @upTo GROUP BY ${KEY} ORDER BY MIN(id)`,
-    ),
+    delta: db.prepare(DELTA),
     ...idReads(db, "edits"),
     // A delta window is of pack ids (the view's `id`): the highest from the table, not the view.
     ...(packed

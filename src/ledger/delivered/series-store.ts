@@ -1,41 +1,17 @@
 /**
- * What the two tables of what Cline delivered (edits.ts, activity.ts) share: per-commit sums by series
- * key, statements prepared once at their first use (the reads only where the tables exist), the
- * cumulative TTL's parameters, and the id-window reads (the highest id, every row).
+ * What the two tables of what Cline delivered (edits.ts, activity.ts) share: their running series
+ * folded from their records when read (schema v7, tables/series-folds-v7.ts), statements prepared
+ * once at their first use (the reads only where the tables exist), the cumulative TTL's parameters,
+ * and the id-window reads (the highest id, every row).
  */
 import type Database from "better-sqlite3";
 import type { IdWindow, LiveFilter } from "../usage/series.ts";
 
-/**
- * A series' running sum in one commit: its key column values, in the order of the table's series key
- * (EDIT_SERIES_KEY, ACTIVITY_SERIES_KEY: the upsert binds them positionally), and what the caller adds up.
- */
-export interface KeyedSum {
-  readonly key: readonly string[];
-}
+/** Schema version from which the series are folded at read, not upserted per commit (tables/series-folds-v7.ts). */
+export const SERIES_FOLDS_VERSION = 7;
 
-/** Per-commit running sums by series key: one upsert per distinct series, not one per record. */
-export class SeriesSums<S extends KeyedSum> {
-  private readonly sums = new Map<string, S>();
-
-  /** `fresh`: a series' sum before its first record. */
-  constructor(private readonly fresh: (key: readonly string[]) => S) {}
-
-  /** The sum of `key`'s series, started on first use. */
-  protected of(key: readonly string[]): S {
-    const id = key.join("\u0000");
-    let s = this.sums.get(id);
-    if (s === undefined) {
-      s = this.fresh(key);
-      this.sums.set(id, s);
-    }
-    return s;
-  }
-
-  values(): IterableIterator<S> {
-    return this.sums.values();
-  }
-}
+/** A series table's name in `series_folds`. */
+export type FoldName = "edit" | "activity";
 
 export interface Statements<W, R> {
   readonly writes: () => W;
@@ -83,9 +59,13 @@ export function idReads(db: Database.Database, table: "edits" | "activity") {
   };
 }
 
-/** The write both tables prepare besides their inserts: a series' upsert. */
+/** The write both tables prepare besides their inserts: the fold of an id window into the series. */
 export interface SeriesWrites {
-  readonly series: Database.Statement;
+  /**
+   * INSERT ... SELECT: the records with @after < id <= @upTo summed per series (the delta exporter's
+   * aggregate of that window, `delta`) and added to the series table, a new series appended.
+   */
+  readonly fold: Database.Statement;
 }
 
 /** The reads both tables prepare: every series, the live ones, one id window's, the highest id, every row. */
@@ -96,41 +76,94 @@ export interface SeriesReads extends ReturnType<typeof idReads> {
 }
 
 /**
- * A table of records kept exactly once and summed into its running series: the reads the exporters,
- * `report` and the tests make of it, the same for both tables. Rows are `Row`s as the statements
+ * The SQL of a fold (SeriesWrites.fold): `delta`'s rows, in its column order (the series key, then the
+ * sums, then first_ms, updated_ms, last_event_ms), into `table`; a series already there adds each
+ * `sums` column and keeps the newest times. `WHERE true`: SQLite's rule for an upsert whose SELECT
+ * could otherwise read the ON CONFLICT as a join's.
+ */
+export function foldSql(
+  table: string,
+  key: readonly string[],
+  sums: readonly string[],
+  delta: string,
+): string {
+  const k = key.join(", ");
+  return `INSERT INTO ${table} (${k}, ${sums.join(", ")}, first_ms, updated_ms, last_event_ms)
+    SELECT * FROM (${delta}) WHERE true
+    ON CONFLICT (${k}) DO UPDATE SET ${sums.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")},
+      updated_ms = max(updated_ms, excluded.updated_ms), last_event_ms = max(last_event_ms, excluded.last_event_ms)`;
+}
+
+/**
+ * A table of records kept exactly once and its running series: the reads the exporters, `report` and
+ * the tests make of it, the same for both tables. From schema v7 the series are folded from the
+ * records at read (`fold`): a commit writes the records alone. Rows are `Row`s as the statements
  * name their columns.
  */
-export class SeriesStore<Row, W extends SeriesWrites, R extends SeriesReads, S extends KeyedSum> {
+export class SeriesStore<Row, W extends SeriesWrites, R extends SeriesReads> {
   protected readonly st: Statements<W, R>;
+  private point: { readonly through: Database.Statement; readonly advance: Database.Statement } | undefined;
+  private readonly foldTx: (upTo: number) => number;
 
   /**
-   * `present`: false on a read-only view of a ledger from before the tables. `seriesArgs`: a sum's
-   * arguments to the `series` upsert, in its parameters' order (positional: named parameters cost a
-   * property lookup each from native code, docs/performance.md "Signals ingest").
+   * `present`: false on a read-only view of a ledger from before the tables. `folded`: the ledger is at
+   * SERIES_FOLDS_VERSION or later (before it, every commit upserted the series: they are current).
    */
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     readonly present: boolean,
+    private readonly folded: boolean,
+    private readonly name: FoldName,
     prepareWrites: (db: Database.Database) => W,
     prepareReads: (db: Database.Database) => R,
-    private readonly seriesArgs: (s: S, nowMs: number) => unknown[],
   ) {
     this.st = lazyStatements(db, present, prepareWrites, prepareReads);
+    // The fold and its new point in one transaction (a savepoint inside a caller's): both or neither.
+    this.foldTx = db.transaction((upTo: number) => {
+      const p = this.points();
+      const after = (p.through.get({ name: this.name }) as { throughId: number }).throughId;
+      if (upTo <= after) return 0;
+      this.st.writes().fold.run({ after, upTo });
+      p.advance.run({ name: this.name, upTo });
+      return upTo - after;
+    });
   }
 
-  /** Writes a commit's series sums (inside its transaction, after its inserts). */
-  flush(sums: SeriesSums<S>, nowMs: number): void {
-    const { series } = this.st.writes();
-    for (const s of sums.values()) series.run(this.seriesArgs(s, nowMs));
+  private points() {
+    this.point ??= {
+      through: this.db.prepare("SELECT through_id AS throughId FROM series_folds WHERE name = @name"),
+      advance: this.db.prepare("UPDATE series_folds SET through_id = @upTo WHERE name = @name"),
+    };
+    return this.point;
   }
 
-  /** Every series (tests, audits, report). */
+  /**
+   * Sums the records not folded yet into their series, exactly once (schema v7); returns how many ids
+   * it folded (0: the series were current). Every read of the series folds first; an exporter calls it
+   * before its cumulative reads (src/export/producer.ts). A read-only view cannot write its fold: it
+   * reads the report's rollup, never these series, so a read that would need one is refused.
+   */
+  fold(): number {
+    if (!this.present || !this.folded) return 0;
+    const upTo = this.maxId();
+    if (!this.db.readonly) return this.foldTx(upTo);
+    const after = (this.points().through.get({ name: this.name }) as { throughId: number }).throughId;
+    if (upTo > after)
+      throw new Error(
+        `the ${this.name} series of a read-only ledger view are folded through id ${after} of ${upTo}: only the writer folds them`,
+      );
+    return 0;
+  }
+
+  /** Every series (tests, audits). */
   series(): Row[] {
+    this.fold();
     return (this.st.reads()?.all.all() ?? []) as Row[];
   }
 
   /** The series the cumulative TTL keeps, one row at a time. */
   *live(f: LiveFilter): IterableIterator<Row> {
+    this.fold();
     const r = this.st.reads();
     if (r !== undefined) yield* r.live.iterate(liveParams(f)) as IterableIterator<Row>;
   }

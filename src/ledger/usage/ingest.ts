@@ -2,8 +2,8 @@ import type Database from "better-sqlite3";
 import type { EditRecord, Observation, ToolCall, UsageEvent } from "../../adapter/types.ts";
 import type { Captures } from "../captures/captures.ts";
 import type { Checkpoints } from "../collection/checkpoints.ts";
-import { type Activity, ActivitySums, activityRows } from "../delivered/activity.ts";
-import { EditSums, type Edits, invalidEdit } from "../delivered/edits.ts";
+import { type Activity, type ActivityRow, activityRows } from "../delivered/activity.ts";
+import { type Edits, invalidEdit } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
 import type { CallRecord, Inserted, Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
@@ -42,6 +42,8 @@ export class Ingest {
   private readonly rollup: RollupSums;
   private readonly run: (o: ReadObservation) => CommitResult;
   private readonly runAll: (os: readonly ReadObservation[]) => CommitResult[];
+  /** An activity record just stored, into the report's rollup (bound once, not per commit). */
+  private readonly addActivity = (r: ActivityRow): void => this.rollup.addActivity(r);
   /** The ingestion time of the last source committed (the GenAI series' updated_ms). */
   private lastNowMs = 0;
 
@@ -177,8 +179,9 @@ export class Ingest {
   }
 
   /**
-   * The observation's edits, each stored once by its key, with its series sums; an edit of a
-   * document with signals takes the next seq of the signal order (its `cline.code_edit` event).
+   * The observation's edits, each stored once by its key, and added to the report's rollup (their
+   * series are folded at read: schema v7); an edit of a document with signals takes the next seq of
+   * the signal order (its `cline.code_edit` event).
    */
   private insertEdits(
     o: ReadObservation,
@@ -189,7 +192,6 @@ export class Ingest {
   ): number | undefined {
     if (o.edits === undefined || this.edits === undefined) return undefined;
     const signals = withSignals ? this.signals : undefined;
-    const sums = new EditSums();
     const valid: EditRecord[] = [];
     for (const e of o.edits) {
       const reason = invalidEdit(e);
@@ -202,27 +204,24 @@ export class Ingest {
       adapter,
       nowMs,
       signals === undefined ? null : signals.requestSeq(),
-      sums,
     );
     for (const e of added) {
       signals?.claimSeq();
       this.rollup.addEdit(e);
     }
-    this.edits.flush(sums, nowMs);
     return added.length;
   }
 
-  /** The observation's activity records, each stored once by its key (first view wins), with its series sums. */
+  /** The observation's activity records, each stored once by its key (first view wins), and added to the report's rollup. */
   private insertActivity(o: ReadObservation, adapter: string, nowMs: number): number | undefined {
     if (this.activity === undefined) return undefined;
     if (o.activeTime === undefined && o.deliveries === undefined && o.sessionStarts === undefined)
       return undefined;
-    const sums = new ActivitySums((r) => this.rollup.addActivity(r));
+    const onAdded = this.addActivity;
     let added = 0;
     if (o.activeTime !== undefined)
-      added += this.activity.insertActiveTime(o.activeTime, adapter, nowMs, sums);
-    for (const r of activityRows(o)) if (this.activity.insert(r, adapter, nowMs, sums)) added++;
-    this.activity.flush(sums, nowMs);
+      added += this.activity.insertActiveTime(o.activeTime, adapter, nowMs, onAdded);
+    for (const r of activityRows(o)) if (this.activity.insert(r, adapter, nowMs, onAdded)) added++;
     return added;
   }
 
