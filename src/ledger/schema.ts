@@ -1,6 +1,7 @@
 import { ACTIVITY_V3 } from "./tables/activity-v3.ts";
 import { CAPTURE_TABLES } from "./tables/captures.ts";
 import { CLIENT_SERIES_V2 } from "./tables/client-v2.ts";
+import { EDIT_CALL_SUMS_V8 } from "./tables/edit-call-sums-v8.ts";
 import { EDIT_PACKS_V6 } from "./tables/edit-packs-v6.ts";
 import { EDITS_NARROW_V5 } from "./tables/edits-narrow-v5.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
@@ -45,6 +46,9 @@ export const MIGRATIONS: readonly string[] = [
   // v7, one step: the edits' and activity's series folded from their records when an exporter reads
   // them, not upserted by every commit; the point each is folded through (tables/series-folds-v7.ts)
   SERIES_FOLDS_V7,
+  // v8, one step: an edit kept once by its call's row (the sums and places of its stored edits in
+  // tool_calls.edit_sums), not by an edit_keys row of its own (tables/edit-call-sums-v8.ts)
+  EDIT_CALL_SUMS_V8,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

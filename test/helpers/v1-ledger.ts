@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
+import { EDIT_FIELDS } from "../../src/ledger/tables/edit-packs-v6.ts";
 import { editCallKeySql } from "../../src/ledger/tables/edits-narrow-v5.ts";
 
 export const tablesOf = (db: Database.Database): string[] =>
@@ -45,6 +46,20 @@ function packedId(db: Database.Database, table: string, column: string): string 
   return view === undefined ? undefined : "row_number() OVER (ORDER BY s.id, s.signal_seq, s.edit_key)";
 }
 
+/**
+ * A table an older schema has and the current one dropped, as a subquery over the current tables
+ * (alias s) with that table's columns: schema v8 dropped `edit_keys` (an edit kept once by its call's
+ * row, tables/edit-call-sums-v8.ts), whose rows are the packs' elements.
+ */
+function droppedTable(table: string): string | undefined {
+  if (table !== "edit_keys") return undefined;
+  const el = (i: number) => `j.value ->> ${i}`;
+  return `(SELECT ${el(EDIT_FIELDS.indexOf("edit_key"))} AS edit_key, p.id AS pack, j.key AS i,
+      ${el(EDIT_FIELDS.indexOf("decision"))} AS decision, ${el(EDIT_FIELDS.indexOf("lines_added"))} AS lines_added,
+      ${el(EDIT_FIELDS.indexOf("lines_removed"))} AS lines_removed, ${el(EDIT_FIELDS.indexOf("exact"))} AS exact
+    FROM src.edit_packs p, json_each(p.edits) j)`;
+}
+
 /** `<dir>/v1`, a v1 ledger holding what `write(<dir>/source)` wrote; returns its state dir. */
 export function v1Ledger(dir: string, write: (stateDir: string) => void): string {
   return ledgerAtVersion(dir, write, 1);
@@ -77,10 +92,15 @@ export function ledgerAtVersion(dir: string, write: (stateDir: string) => void, 
   db.transaction(() => {
     for (const t of tablesOf(db)) {
       const cols = columnsOf(db, t);
-      const have = new Set((db.pragma(`src.table_info(${t})`) as { name: string }[]).map((c) => c.name));
+      const derived = droppedTable(t);
+      const have = new Set(
+        derived !== undefined
+          ? cols
+          : (db.pragma(`src.table_info(${t})`) as { name: string }[]).map((c) => c.name),
+      );
       const values = cols.map((c) => packedId(db, t, c) ?? (have.has(c) ? c : dropped(t, c)));
       db.exec(
-        `DELETE FROM main.${t}; INSERT INTO main.${t} (${cols.join(", ")}) SELECT ${values.join(", ")} FROM src.${t} s`,
+        `DELETE FROM main.${t}; INSERT INTO main.${t} (${cols.join(", ")}) SELECT ${values.join(", ")} FROM ${derived ?? `src.${t}`} s`,
       );
     }
   })();

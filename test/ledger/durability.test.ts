@@ -62,9 +62,9 @@ describe("ledger durability", () => {
     db.close();
     // v2: cline.client in every series key, the folded pass's position; v3: the outcome 'rejected',
     // the report rollup and the file edits; v4: what Cline delivered in the rollup; v5: an edit row without
-    // its call key; v6: a document's new edits as one pack; v7: the delivered series folded at read
-    // (src/ledger/schema.ts).
-    expect(SCHEMA_VERSION).toBe(7);
+    // its call key; v6: a document's new edits as one pack; v7: the delivered series folded at read;
+    // v8: an edit kept once by its call's row (src/ledger/schema.ts).
+    expect(SCHEMA_VERSION).toBe(8);
   });
 
   it("a full disk mid-commit leaves the ledger consistent; the same source commits whole later", () => {

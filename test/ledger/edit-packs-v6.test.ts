@@ -1,6 +1,7 @@
 /**
  * Schema v6 (src/ledger/tables/edit-packs-v6.ts): the edits a commit adds for one document are one
- * `edit_packs` row, each edit's key in `edit_keys` (exactly once, and its call's edits by prefix), and
+ * `edit_packs` row, each edit's key in `edit_keys` (exactly once, and its call's edits by prefix; since v8
+ * its place in its call's row: tables/edit-call-sums-v8.ts), and
  * `edits` the view of them. A v5 ledger holding rows of every kind upgrades in place: each edit a pack
  * of one with the row's id, so ids, seqs, watermarks and the signal batch are what they were; a new
  * document's edits after the upgrade are one pack whose id follows; a re-read adds only new edits; the
@@ -94,7 +95,10 @@ describe("schema v6: a document's new edits as one pack", () => {
           lo: 1,
           hi: 1,
         });
-        expect(db.prepare("SELECT COUNT(*) AS n FROM edit_keys").get()).toEqual({ n: 12 });
+        // v6's edit_keys rows, since v8 the places in their calls' rows (tables/edit-call-sums-v8.ts).
+        expect(
+          db.prepare("SELECT SUM(json_array_length(edit_sums, '$[6]')) AS n FROM tool_calls").get(),
+        ).toEqual({ n: 12 });
         expect(db.prepare("SELECT * FROM edit_series ORDER BY id").all()).toEqual(series);
         expect(db.prepare("SELECT * FROM export_state").all()).toEqual(state);
         for (const [t, n] of counts)
@@ -194,14 +198,15 @@ describe("schema v6: a document's new edits as one pack", () => {
         for (const p of packs) expect(p.z - p.f + 1).toBe(p.n);
         expect((packs[1] as { f: number }).f).toBeGreaterThan((packs[0] as { z: number }).z);
         expect([packs[0]?.lo, packs[0]?.hi]).toEqual([T0, T0 + 1]);
-        const keys = db.prepare("SELECT edit_key AS k, pack, i FROM edit_keys ORDER BY pack, i").all();
-        expect(keys).toEqual([
-          { k: "cline|s1|lead|c0|0", pack: 1, i: 0 },
-          { k: "cline|s1|lead|c0|1", pack: 1, i: 1 },
-          { k: "cline|s1|lead|c0|12", pack: 1, i: 2 },
-          { k: "cline|s1|lead|c0|7|0", pack: 1, i: 3 },
-          { k: "cline|s1|lead|c0|7|20", pack: 2, i: 0 },
-          { k: "cline|s1|lead|c0|7|21", pack: 2, i: 1 },
+        // Each call's row keeps its edits' sums and places (schema v8): the second call's grown by the re-read.
+        const calls = db
+          .prepare(
+            "SELECT call_key AS k, edit_sums AS s FROM tool_calls WHERE edit_sums IS NOT NULL ORDER BY id",
+          )
+          .all() as { k: string; s: string }[];
+        expect(calls.map((c) => [c.k, JSON.parse(c.s)])).toEqual([
+          ["cline|s1|lead|c0", [8, 10, 0, 1, 1, 1, ["0", "1", "12"]]],
+          ["cline|s1|lead|c0|7", [241, 3, 1, 3, 0, 0, ["0", "20", "21"]]],
         ]);
         // The view: each edit with its own seq and values, in order.
         expect(db.prepare("SELECT id, signal_seq AS s, lines_added AS a, model FROM edits").all()).toEqual([
@@ -269,15 +274,15 @@ describe("schema v6: a document's new edits as one pack", () => {
         );
         const seqs = db.prepare("SELECT signal_seq FROM edits").pluck().all() as number[];
         expect(seqs.map((q) => q - (seqs[0] ?? 0))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-        // Each key names its pack and its place there.
+        // Whatever its pack, each edit's place is in its call's row, once.
         expect(
-          db
-            .prepare(
-              "SELECT COUNT(*) FROM edit_keys k JOIN edit_packs p ON p.id = k.pack WHERE p.edits -> k.i ->> 0 = k.edit_key",
-            )
-            .pluck()
-            .get(),
-        ).toBe(10);
+          JSON.parse(
+            db
+              .prepare("SELECT edit_sums FROM tool_calls WHERE call_key = ?")
+              .pluck()
+              .get(c.callKey) as string,
+          )[6],
+        ).toEqual(["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]);
       } finally {
         db.close();
       }

@@ -129,10 +129,10 @@ describe("ledger schema v3: file edits", () => {
     const after = new Database(path, { readonly: true });
     expect(after.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     // v3's other parts add tables of their own (report_rollup): their tests cover them.
-    // (v6 turns `edits` into a view of its packs: tables/edit-packs-v6.ts.)
-    expect(tablesOf(after)).toEqual(
-      expect.arrayContaining([...tables, "edit_packs", "edit_keys", "edit_series"]),
-    );
+    // (v6 turns `edits` into a view of its packs: tables/edit-packs-v6.ts; v8 keeps an edit once by
+    // its call's row, dropping v6's edit_keys: tables/edit-call-sums-v8.ts.)
+    expect(tablesOf(after)).toEqual(expect.arrayContaining([...tables, "edit_packs", "edit_series"]));
+    expect(tablesOf(after)).not.toContain("edit_keys");
     // Every row kept, but the checkpoints: dropped, so the history is read again for its edits.
     expect(snapshot(after, tables, columns)).toEqual({ ...rows, checkpoints: [] });
     expect(columnsOf(after, "export_state")).toEqual([

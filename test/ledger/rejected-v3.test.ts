@@ -120,11 +120,13 @@ describe("ledger schema v3 step: the outcome 'rejected'", () => {
     expect(sql).not.toMatch(/_v2\b/);
     // Every table the v2 ledger had, as it was (the same step adds tables of its own: report_rollup).
     // The checkpoints are the one exception: v3's edits part drops them, so the history is read
-    // again for its edits (test/ledger/edits-v3.test.ts).
+    // again for its edits (test/ledger/edits-v3.test.ts); and v8 gives each call its edits' sums,
+    // none for a v2 ledger's calls (tables/edit-call-sums-v8.ts).
     const after = snapshot(path);
     expect(Object.fromEntries(Object.keys(before).map((t) => [t, after[t]]))).toEqual({
       ...before,
       checkpoints: [],
+      tool_calls: (before.tool_calls as object[]).map((r) => ({ ...r, edit_sums: null })),
     });
   });
 

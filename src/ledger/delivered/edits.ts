@@ -1,8 +1,8 @@
 /**
  * File edits (issue 29; tables in tables/edits-v3.ts, packed per document and commit by
- * tables/edit-packs-v6.ts): each EditRecord an adapter read is stored exactly once by its edit key
- * (`edit_keys`), the new ones of one observation as one `edit_packs` row, in the commit transaction
- * of its document; their running series (`edit_series`) are summed from the packs when read (schema v7,
+ * tables/edit-packs-v6.ts): each EditRecord an adapter read is stored exactly once, by its place in
+ * its call's row (tables/edit-call-sums-v8.ts, delivered/call-edit-sums.ts), the new ones of one
+ * observation as one `edit_packs` row, in the commit transaction of its document; their running series (`edit_series`) are summed from the packs when read (schema v7,
  * series-store.ts `fold`). The exporters read those series (cumulative: live rows, in pages, or folded
  * in SQL by src/ledger/usage/fold.ts) or the edits of one pack-id window aggregated per series (delta:
  * export_state.edit_watermark). Generic: the ledger knows the normalized record, no format.
@@ -139,10 +139,11 @@ export class Edits extends SeriesStore<
   }
 
   /**
-   * Stores an observation's edits once each (their keys) and returns those this call stored, in the order of their signal seqs: the new ones, as one pack per document and tool
-   * (per the pack's columns, samePack), the packs numbered in the order they were started.
-   * `seqFirst`: the signal seq of the first new edit, the others' following it, pack by pack (null:
-   * the observation carried no signals).
+   * Stores new edits (ingest.ts kept only those not stored before: delivered/call-edit-sums.ts) as
+   * one pack per document and tool (per the pack's columns, samePack), the packs numbered in the
+   * order they were started; returns them in the order of their signal seqs, pack by pack.
+   * `seqFirst`: the signal seq of the first, the others' following it (null: the observation carried
+   * no signals).
    */
   insertAll(
     edits: readonly EditRecord[],
@@ -150,23 +151,23 @@ export class Edits extends SeriesStore<
     nowMs: number,
     seqFirst: number | null,
   ): EditRecord[] {
+    if (edits.length === 0) return [];
     const w = this.st.writes();
     const packs: Pack[] = [];
-    let firstId = 0;
+    const firstId = (w.nextPack.get() as { next: number }).next;
     let last: Pack | undefined;
     for (const e of edits) {
       // Mostly the same pack as the edit before; else one started before, or a new one.
       let pack = last !== undefined && samePack(last.head, e) ? last : packs.find((p) => samePack(p.head, e));
-      if (firstId === 0) firstId = (w.nextPack.get() as { next: number }).next;
-      const id = pack?.id ?? firstId + packs.length;
-      // Positional binds (docs/performance.md "Signals ingest").
-      const i = pack?.els.length ?? 0;
-      if (
-        w.key.run(e.editKey, id, i, e.decision, e.linesAdded, e.linesRemoved, e.exact ? 1 : 0).changes === 0
-      )
-        continue;
       if (pack === undefined) {
-        pack = { id, head: e, els: [], records: [], tsMin: e.timestampMs, tsMax: e.timestampMs };
+        pack = {
+          id: firstId + packs.length,
+          head: e,
+          els: [],
+          records: [],
+          tsMin: e.timestampMs,
+          tsMax: e.timestampMs,
+        };
         packs.push(pack);
       }
       last = pack;
@@ -299,11 +300,6 @@ function writePack(
 
 function prepareWrites(db: Database.Database) {
   return {
-    // The key first: it is what keeps an edit once (its pack is written after the observation's last).
-    key: db.prepare(
-      `INSERT INTO edit_keys (edit_key, pack, i, decision, lines_added, lines_removed, exact) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (edit_key) DO NOTHING`,
-    ),
     nextPack: db.prepare("SELECT IFNULL(MAX(id), 0) + 1 AS next FROM edit_packs"),
     pack: db.prepare(
       `INSERT INTO edit_packs (id, adapter, session_id, agent, tool_name, project, client, source_path, ingested_ms,

@@ -92,7 +92,7 @@ interface RawRow extends Omit<SignalRow, "cancelled" | "usageKnown"> {
   usageKnown: number;
   /** An edit record's element of its pack (JSON, EDIT_FIELDS' order); null for the other kinds. */
   edit: string | null;
-  /** A tool record's sums over its call's edits (JSON: added, removed, exact, by decision); null without. */
+  /** A tool record's sums over its call's edits (tool_calls.edit_sums: added, removed, exact, by decision, places); null without. */
   callEdits: string | null;
 }
 
@@ -151,16 +151,6 @@ function editValues(json: string) {
   };
 }
 
-/**
- * A tool record's edits: the range of edit_keys (alias xk: the values summed are its own) that starts with its call key
- * and `|` (`|` + 1 is `}`), each edit key of it `<call key>|<digits>` exactly (a call key that merely
- * starts with the record's, then `|`, is another call's). Schema v5 keeps no call key column
- * (tables/edits-narrow-v5.ts); v6 keeps an edit's values in its pack (tables/edit-packs-v6.ts).
- */
-const CALL_EDITS = `edit_keys xk
-  WHERE xk.edit_key > q.ref_key || '|' AND xk.edit_key < q.ref_key || '}'
-  AND rtrim(xk.edit_key, '0123456789') = q.ref_key || '|'`;
-
 function prepareStatements(db: Database.Database) {
   return {
     createCursor: db.prepare(
@@ -187,8 +177,8 @@ function prepareStatements(db: Database.Database) {
     // One row per record, the fields of its kind joined in (COALESCE over the five). The records
     // are the queue's rows, the requests' events rows, the calls' tool_calls rows and the edits of
     // edit_packs, merged by seq: each side read in seq order up to the limit (its index), so the
-    // merge sorts at most four times the limit. A call's edits are summed by its key (CALL_EDITS: a
-    // range of edit_keys), for its execute_tool span: only for tool records, in one subquery.
+    // merge sorts at most four times the limit. A call's edits' sums, for its execute_tool span, are
+    // its row's (tool_calls.edit_sums).
     batch: db.prepare(
       `SELECT q.seq, q.kind, q.ref_key AS refKey, q.ts_ms AS tsMs, q.end_ms AS endMs, q.start_ms AS startMs,
          q.outcome, q.cancelled,
@@ -221,10 +211,8 @@ function prepareStatements(db: Database.Database) {
          -- An edit's own values: its pack's element, read whole (toRow names them).
          CASE q.kind WHEN 'edit' THEN ed.edits -> q.i END AS edit,
          0 AS linesAdded, 0 AS linesRemoved, 1 AS exact, 0 AS editsAccepted, 0 AS editsRejected, 0 AS editsFailed,
-         -- A tool record's sums over its call's edits, one range of edit_keys (NULL: it has none).
-         CASE q.kind WHEN 'tool' THEN (SELECT CASE WHEN COUNT(*) > 0 THEN json_array(SUM(xk.lines_added),
-             SUM(xk.lines_removed), MIN(xk.exact), SUM(xk.decision = 'accepted'), SUM(xk.decision = 'rejected'),
-             SUM(xk.decision = 'failed')) END FROM ${CALL_EDITS}) END AS callEdits
+         -- A tool record's sums over its call's edits, kept on its row (schema v8; NULL: it has none).
+         CASE q.kind WHEN 'tool' THEN c.edit_sums END AS callEdits
        FROM (SELECT * FROM (SELECT seq, kind, ref_key, ts_ms, end_ms, start_ms, outcome, cancelled, turn_key,
                  message_id, tool_use_id, NULL AS pack, NULL AS i
                FROM signal_queue WHERE seq > @after ORDER BY seq LIMIT @limit)

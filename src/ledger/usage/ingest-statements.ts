@@ -1,6 +1,6 @@
 /**
  * The statements of the write path (src/ledger/usage/ingest.ts), prepared once per ledger: the
- * rows of events and tool calls, the calls' upgrade, and the usage and tool series upserts.
+ * rows of events and tool calls, the calls' upgrade and edit sums, and the usage and tool series upserts.
  */
 import type Database from "better-sqlite3";
 import { SERIES_KEY } from "./series.ts";
@@ -57,6 +57,8 @@ const CALL_COLUMNS = [
   "ingested_ms",
   "first_known",
   "client",
+  // The sums and places of the call's edits this commit stores with it (NULL: none; schema v8).
+  "edit_sums",
 ] as const;
 /** A call's signal record columns (Signals.callRecord: all NULL while the call is open), after CALL_COLUMNS. */
 const RECORD_COLUMNS = [
@@ -97,6 +99,9 @@ export function prepareIngest(db: Database.Database) {
        RETURNING session_id AS sessionId, agent, project, model, provider, client, tool_name AS toolName,
          ts_ms AS tsMs`,
     ),
+    // A call's stored edits (schema v8, delivered/call-edit-sums.ts): undefined when it has no row.
+    callEditSums: db.prepare("SELECT edit_sums AS sums FROM tool_calls WHERE call_key = @callKey"),
+    setCallEditSums: db.prepare("UPDATE tool_calls SET edit_sums = @sums WHERE call_key = @callKey"),
     // Both bound by position: the key's values (SeriesSum.key in ingest.ts), then sumColumns' (SeriesSum.values).
     usageSeries: db.prepare(
       `${insertByPosition("usage_series", [...SERIES_KEY.split(", "), ...sumColumns("events")])}

@@ -3,6 +3,7 @@ import type { EditRecord, Observation, ToolCall, UsageEvent } from "../../adapte
 import type { Captures } from "../captures/captures.ts";
 import type { Checkpoints } from "../collection/checkpoints.ts";
 import { type Activity, type ActivityRow, activityRows } from "../delivered/activity.ts";
+import { addCallEdits, decodeCallEditSums, encodeCallEditSums } from "../delivered/call-edit-sums.ts";
 import { type Edits, invalidEdit } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
 import type { CallRecord, Inserted, Signals } from "../signals/signals.ts";
@@ -125,15 +126,30 @@ export class Ingest {
         inserted.events.push(e);
       }
     }
+    // The observation's valid edits by call: each is kept once by its call's row (schema v8).
+    const invalid: { editKey: string; reason: string }[] = [];
+    const editsByCall = this.edits === undefined ? undefined : validEditsByCall(o.edits, invalid);
+    const freshEdits = new Set<EditRecord>();
     for (const c of o.toolCalls) {
       // Its signal record, numbered next if it is final (taken only if the INSERT inserts).
       const record = index === undefined ? undefined : this.signals?.callRecord(c, index);
-      const r = this.insertCall(c, batch, added, nowMs, sums, record);
+      // A new call's edits are new: their sums go in with its row.
+      const mine = editsByCall?.get(c.callKey);
+      editsByCall?.delete(c.callKey);
+      const withRow = mine === undefined ? undefined : addCallEdits(undefined, mine);
+      const editSums = withRow?.sums === undefined ? null : encodeCallEditSums(withRow.sums);
+      const r = this.insertCall(c, batch, added, nowMs, sums, record, editSums);
       if (r === "added") {
         callsAdded++;
         if (record !== undefined) inserted.calls.set(c.callKey, record);
-      } else if (r === "upgraded") callsUpgraded++;
+        for (const e of withRow?.fresh ?? []) freshEdits.add(e);
+      } else {
+        if (r === "upgraded") callsUpgraded++;
+        if (mine !== undefined) this.addLateEdits(c.callKey, mine, freshEdits, invalid);
+      }
     }
+    // Edits of calls stored by an earlier commit (a decision read after its call).
+    for (const [callKey, mine] of editsByCall ?? []) this.addLateEdits(callKey, mine, freshEdits, invalid);
     // Times, results and turns for the events and traces, in the same transaction as the rows.
     if (o.signals !== undefined && index !== undefined)
       this.signals?.record(
@@ -145,8 +161,7 @@ export class Ingest {
         inserted satisfies Inserted,
         nowMs,
       );
-    const invalid: { editKey: string; reason: string }[] = [];
-    const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined, invalid);
+    const editsAdded = this.insertEdits(o, adapter, nowMs, index !== undefined, freshEdits);
     const activityAdded = this.insertActivity(o, adapter, nowMs);
     for (const u of sums.usage.values()) this.st.usageSeries.run(u.values(nowMs));
     for (const t of sums.tool.values()) this.st.toolSeries.run(t.values(nowMs));
@@ -179,28 +194,45 @@ export class Ingest {
   }
 
   /**
-   * The observation's edits, each stored once by its key, and added to the report's rollup (their
-   * series are folded at read: schema v7); an edit of a document with signals takes the next seq of
-   * the signal order (its `cline.code_edit` event).
+   * An earlier-stored call's edits: those its row does not hold yet (their places) are new, and
+   * added to its sums; an edit whose call has no row cannot be kept once, so it is refused (invalid).
+   */
+  private addLateEdits(
+    callKey: string,
+    edits: readonly EditRecord[],
+    fresh: Set<EditRecord>,
+    invalid: { editKey: string; reason: string }[],
+  ): void {
+    const row = this.st.callEditSums.get({ callKey }) as { sums: string | null } | undefined;
+    if (row === undefined) {
+      for (const e of edits)
+        invalid.push({ editKey: e.editKey, reason: `its call ${callKey} is not stored` });
+      return;
+    }
+    const next = addCallEdits(row.sums === null ? undefined : decodeCallEditSums(row.sums), edits);
+    if (next.fresh.length === 0 || next.sums === undefined) return;
+    this.st.setCallEditSums.run({ callKey, sums: encodeCallEditSums(next.sums) });
+    for (const e of next.fresh) fresh.add(e);
+  }
+
+  /**
+   * The observation's new edits (`fresh`: kept once by their calls' rows, above), in the order the
+   * adapter read them, stored as packs and added to the report's rollup (their series are folded at
+   * read: schema v7); an edit of a document with signals takes the next seq of the signal order (its
+   * `cline.code_edit` event).
    */
   private insertEdits(
     o: ReadObservation,
     adapter: string,
     nowMs: number,
     withSignals: boolean,
-    invalid: { editKey: string; reason: string }[],
+    fresh: ReadonlySet<EditRecord>,
   ): number | undefined {
     if (o.edits === undefined || this.edits === undefined) return undefined;
     const signals = withSignals ? this.signals : undefined;
-    const valid: EditRecord[] = [];
-    for (const e of o.edits) {
-      const reason = invalidEdit(e);
-      if (reason === undefined) valid.push(e);
-      else invalid.push({ editKey: e.editKey, reason });
-    }
     // The new edits take consecutive seqs from the next one (their packs store the first).
     const added = this.edits.insertAll(
-      valid,
+      fresh.size === o.edits.length ? o.edits : o.edits.filter((e) => fresh.has(e)),
       adapter,
       nowMs,
       signals === undefined ? null : signals.requestSeq(),
@@ -279,6 +311,7 @@ export class Ingest {
     nowMs: number,
     sums: SeriesSums,
     record: CallRecord | undefined,
+    editSums: string | null,
   ): "added" | "upgraded" | "known" {
     let paid: Components | undefined;
     if (c.usageKey !== "") {
@@ -321,6 +354,7 @@ export class Ingest {
             nowMs,
             known,
             client,
+            editSums,
           )
         : this.st.insertCallRecord.run(
             c.callKey,
@@ -341,6 +375,7 @@ export class Ingest {
             nowMs,
             known,
             client,
+            editSums,
             record.signalSeq,
             record.endMs,
             record.outcome,
@@ -447,4 +482,27 @@ class SeriesSums {
     }
     return s;
   }
+}
+
+/**
+ * The valid edits of an observation by their call key, each call's in the order read; an invalid
+ * one (an adapter's bug: invalidEdit) is reported in `invalid`, not stored.
+ */
+function validEditsByCall(
+  edits: readonly EditRecord[] | undefined,
+  invalid: { editKey: string; reason: string }[],
+): Map<string, EditRecord[]> | undefined {
+  if (edits === undefined) return undefined;
+  const byCall = new Map<string, EditRecord[]>();
+  for (const e of edits) {
+    const reason = invalidEdit(e);
+    if (reason !== undefined) {
+      invalid.push({ editKey: e.editKey, reason });
+      continue;
+    }
+    const list = byCall.get(e.callKey);
+    if (list === undefined) byCall.set(e.callKey, [e]);
+    else list.push(e);
+  }
+  return byCall;
 }
