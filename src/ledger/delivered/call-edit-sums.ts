@@ -6,6 +6,7 @@
  */
 import type { EditRecord } from "../../adapter/types.ts";
 import { CALL_EDIT_SUMS } from "../tables/edit-call-sums-v8.ts";
+import { invalidEdit } from "./edits.ts";
 
 /** A call's stored edits: what its execute_tool span reports, and which edits they are. */
 export interface CallEditSums {
@@ -87,4 +88,27 @@ export function decodeCallEditSums(json: string): CallEditSums {
     failed: n(5),
     places: places as string[],
   };
+}
+
+/**
+ * The valid edits of an observation by their call key, each call's in the order read; an invalid
+ * one (an adapter's bug: invalidEdit) is reported in `invalid`, not stored.
+ */
+export function validEditsByCall(
+  edits: readonly EditRecord[] | undefined,
+  invalid: { editKey: string; reason: string }[],
+): Map<string, EditRecord[]> | undefined {
+  if (edits === undefined) return undefined;
+  const byCall = new Map<string, EditRecord[]>();
+  for (const e of edits) {
+    const reason = invalidEdit(e);
+    if (reason !== undefined) {
+      invalid.push({ editKey: e.editKey, reason });
+      continue;
+    }
+    const list = byCall.get(e.callKey);
+    if (list === undefined) byCall.set(e.callKey, [e]);
+    else list.push(e);
+  }
+  return byCall;
 }

@@ -3,8 +3,13 @@ import type { EditRecord, Observation, ToolCall, UsageEvent } from "../../adapte
 import type { Captures } from "../captures/captures.ts";
 import type { Checkpoints } from "../collection/checkpoints.ts";
 import { type Activity, type ActivityRow, activityRows } from "../delivered/activity.ts";
-import { addCallEdits, decodeCallEditSums, encodeCallEditSums } from "../delivered/call-edit-sums.ts";
-import { type Edits, invalidEdit } from "../delivered/edits.ts";
+import {
+  addCallEdits,
+  decodeCallEditSums,
+  encodeCallEditSums,
+  validEditsByCall,
+} from "../delivered/call-edit-sums.ts";
+import type { Edits } from "../delivered/edits.ts";
 import { RollupSums } from "../rollups/rollup.ts";
 import type { CallRecord, Inserted, Signals } from "../signals/signals.ts";
 import type { Compactions } from "./compactions.ts";
@@ -482,27 +487,4 @@ class SeriesSums {
     }
     return s;
   }
-}
-
-/**
- * The valid edits of an observation by their call key, each call's in the order read; an invalid
- * one (an adapter's bug: invalidEdit) is reported in `invalid`, not stored.
- */
-function validEditsByCall(
-  edits: readonly EditRecord[] | undefined,
-  invalid: { editKey: string; reason: string }[],
-): Map<string, EditRecord[]> | undefined {
-  if (edits === undefined) return undefined;
-  const byCall = new Map<string, EditRecord[]>();
-  for (const e of edits) {
-    const reason = invalidEdit(e);
-    if (reason !== undefined) {
-      invalid.push({ editKey: e.editKey, reason });
-      continue;
-    }
-    const list = byCall.get(e.callKey);
-    if (list === undefined) byCall.set(e.callKey, [e]);
-    else list.push(e);
-  }
-  return byCall;
 }
