@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EditRecord, Source } from "../../src/adapter/types.ts";
 import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { EDIT_CALL_SUMS_VERSION } from "../../src/ledger/tables/edit-call-sums-v8.ts";
+import { editDoc } from "../helpers/edit-docs.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
 import { wholeBatch } from "../helpers/signal-batch.ts";
 import { ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
@@ -24,23 +24,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const T0 = 1_796_000_000_000;
-const src = (path: string): Source => ({ adapterId: "cline", path, origin: "walk", hint: {} });
-
-/** Document d: a paid request, two calls (one's key is the other's + `|7`), edits of every decision; `extra` more on the second. */
-function doc(d: number, extra = 0) {
-  const paid = event(`m${d}`, { toolCallCount: 2, timestampMs: T0 + d * 1000, client: "cli" });
-  const a = call(`c${d}`, paid.dedupKey, 2, { timestampMs: T0 + d * 1000, toolUseId: `toolu_a${d}` });
-  const b = call(`c${d}|7`, paid.dedupKey, 2, { timestampMs: T0 + d * 1000 + 1, toolUseId: `toolu_b${d}` });
-  const edits: EditRecord[] = [
-    edit(a, { linesAdded: 5 + d, linesRemoved: 1 }, 0),
-    edit(a, { linesAdded: 2, linesRemoved: 9, decision: "rejected", source: "user" }, 1),
-    edit(a, { linesAdded: 1, linesRemoved: 0, exact: false, decision: "failed", language: "python" }, 12),
-    edit(b, { linesAdded: 40 + d, linesRemoved: 3, operation: "create", model: "m2" }, 0),
-  ];
-  for (let n = 0; n < extra; n++) edits.push(edit(b, { linesAdded: 100 + n, linesRemoved: 0 }, 20 + n));
-  return withEdits(finalObservation([paid], [a, b], 100 + d + extra, src(`/s/d${d}.messages.json`)), edits);
-}
+const doc = editDoc;
 
 function write(stateDir: string): void {
   const w = Ledger.open(stateDir);

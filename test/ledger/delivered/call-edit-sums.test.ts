@@ -15,6 +15,16 @@ import { call, edit, event } from "../../helpers/events.ts";
 
 const paid = event("m1", { toolCallCount: 1 });
 const c = call("c1", paid.dedupKey, 1);
+/** The sums of an accepted (5/1), a rejected (2/9) and an inexact failed (1/0) edit at places 0, 1, 12. */
+const THREE: CallEditSums = {
+  linesAdded: 8,
+  linesRemoved: 10,
+  exact: 0,
+  accepted: 1,
+  rejected: 1,
+  failed: 1,
+  places: ["0", "1", "12"],
+};
 
 describe("an edit kept once by its call's row", () => {
   it("an edit's place is its key's digits after the call key, as written (01 is not 1)", () => {
@@ -32,15 +42,7 @@ describe("an edit kept once by its call's row", () => {
     const f = edit(c, { linesAdded: 1, linesRemoved: 0, exact: false, decision: "failed" }, 12);
     const r = addCallEdits(undefined, [a, b, again, f]);
     expect(r.fresh).toEqual([a, b, f]);
-    expect(r.sums).toEqual({
-      linesAdded: 8,
-      linesRemoved: 10,
-      exact: 0,
-      accepted: 1,
-      rejected: 1,
-      failed: 1,
-      places: ["0", "1", "12"],
-    });
+    expect(r.sums).toEqual(THREE);
   });
 
   it("a call's row holding some: only the others are new, added to its sums; none new leaves them", () => {
@@ -108,15 +110,7 @@ describe("an edit kept once by its call's row", () => {
   });
 
   it("the stored form reads back as written; a value this build did not write is refused", () => {
-    const s: CallEditSums = {
-      linesAdded: 8,
-      linesRemoved: 10,
-      exact: 0,
-      accepted: 1,
-      rejected: 1,
-      failed: 1,
-      places: ["0", "1", "12"],
-    };
+    const s = THREE;
     expect(encodeCallEditSums(s)).toBe('[8,10,0,1,1,1,["0","1","12"]]');
     expect(decodeCallEditSums(encodeCallEditSums(s))).toEqual(s);
     expect(() => decodeCallEditSums("[8,10,0,1,1,1]")).toThrow(/places/);
