@@ -18,6 +18,8 @@
  *   from its call) keeps its pack, and a later read of it is refused as an edit without its call.
  */
 
+import { callKeyOfSql } from "./edits-narrow-v5.ts";
+
 /** The elements of `tool_calls.edit_sums`, in order. */
 export const CALL_EDIT_SUMS = [
   "lines_added",
@@ -32,8 +34,9 @@ export const CALL_EDIT_SUMS = [
 /** The schema version that keeps an edit once by its call (this step). */
 export const EDIT_CALL_SUMS_VERSION = 8;
 
+/** An edit key's place (its digits after `<call key>|`): what callKeyOfSql leaves off, less the `|`. */
 const PLACE = "substr(edit_key, length(rtrim(edit_key, '0123456789')) + 1)";
-const CALL = "substr(edit_key, 1, length(rtrim(edit_key, '0123456789')) - 1)";
+const CALL = callKeyOfSql("edit_key");
 
 export const EDIT_CALL_SUMS_V8 = `
   ALTER TABLE tool_calls ADD COLUMN edit_sums TEXT;
