@@ -28,7 +28,7 @@ import {
 } from "./usage/series.ts";
 
 export type { CaptureRow, CaptureSeriesRow } from "./captures/captures.ts";
-export type { ActivitySeriesRow, ActivityTotalsRow } from "./delivered/activity.ts";
+export type { ActivitySeriesRow } from "./delivered/activity.ts";
 export type { EditSeriesRow } from "./delivered/edits.ts";
 export type { BackfillPhase, BackfillProgress } from "./export-state/backfill.ts";
 export type { ExportState } from "./export-state/state.ts";

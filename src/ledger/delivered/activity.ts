@@ -10,7 +10,7 @@
  */
 import type Database from "better-sqlite3";
 import type { ActiveTimeline, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
-import { clampMs, foldSql, idReads, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
+import { foldSql, idReads, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
 export const ACTIVITY_VERSION = 3;
@@ -242,22 +242,6 @@ export class Activity extends SeriesStore<
     }
     return added;
   }
-
-  /** Totals per session between two times (report): active ms by type, commits, pull requests. */
-  totals(sinceMs: number, untilMs: number): ActivityTotalsRow[] {
-    return (this.st.reads()?.totals.all({ sinceMs: clampMs(sinceMs), untilMs: clampMs(untilMs) }) ??
-      []) as ActivityTotalsRow[];
-  }
-}
-
-/** Per session and project, what `report` shows of activity. */
-export interface ActivityTotalsRow {
-  readonly sessionId: string;
-  readonly project: string;
-  readonly activeUserMs: number;
-  readonly activeAgentMs: number;
-  readonly commits: number;
-  readonly pullRequests: number;
 }
 
 /** The columns of a record's INSERT, in the order `insert` binds them. */
@@ -302,12 +286,5 @@ function prepareReads(db: Database.Database) {
     ),
     delta: db.prepare(DELTA),
     ...idReads(db, "activity"),
-    totals: db.prepare(
-      `SELECT session_id AS sessionId, project,
-         SUM(CASE WHEN kind = 'active_time' AND detail = 'user' THEN amount ELSE 0 END) AS activeUserMs,
-         SUM(CASE WHEN kind = 'active_time' AND detail = 'agent' THEN amount ELSE 0 END) AS activeAgentMs,
-         SUM(kind = 'commit') AS commits, SUM(kind = 'pull_request') AS pullRequests
-       FROM activity WHERE ts_ms >= @sinceMs AND ts_ms < @untilMs GROUP BY session_id, project`,
-    ),
   };
 }
