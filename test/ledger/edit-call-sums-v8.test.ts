@@ -15,6 +15,7 @@ import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { EDIT_CALL_SUMS_VERSION } from "../../src/ledger/tables/edit-call-sums-v8.ts";
 import { editDoc } from "../helpers/edit-docs.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
+import { readLedger } from "../helpers/read-ledger.ts";
 import { wholeBatch } from "../helpers/signal-batch.ts";
 import { ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
@@ -104,9 +105,7 @@ describe("schema v8: an edit kept once by its call's row", () => {
           else expect(after.map(({ edit_sums: _, ...r }) => r)).toEqual(before);
         }
         // The signal batch reads what this build reads from the ledger the v7 copy was made of.
-        const source = new Database(join(dir, "source", LEDGER_FILE), { readonly: true });
-        const before = wholeBatch(source);
-        source.close();
+        const before = readLedger(join(dir, "source", LEDGER_FILE), wholeBatch);
         const after = wholeBatch(db);
         expect(after).toEqual(before);
         expect(after.find((r) => r.kind === "tool" && r.refKey === "cline|s1|lead|c2|7")).toMatchObject({
@@ -143,8 +142,7 @@ describe("schema v8: an edit kept once by its call's row", () => {
       const alone = withEdits(finalObservation([], []), [edit(c, { linesAdded: 9 }, 1)]);
       expect(l.commit(alone).editsAdded).toBe(1);
       expect(l.commit(alone).editsAdded).toBe(0);
-      const db = new Database(join(dir, "l", LEDGER_FILE), { readonly: true });
-      try {
+      readLedger(join(dir, "l", LEDGER_FILE), (db) => {
         expect(callSums(db)).toEqual({ [c.callKey]: [13, 5, 1, 1, 1, 0, ["0", "1"]] });
         expect(db.prepare("SELECT COUNT(*) FROM edits").pluck().get()).toBe(2);
         expect(wholeBatch(db).find((r) => r.kind === "tool")).toMatchObject({
@@ -152,9 +150,7 @@ describe("schema v8: an edit kept once by its call's row", () => {
           editsAccepted: 1,
           editsRejected: 1,
         });
-      } finally {
-        db.close();
-      }
+      });
     } finally {
       l.close();
     }
@@ -173,12 +169,9 @@ describe("schema v8: an edit kept once by its call's row", () => {
       expect(r.editsInvalid).toEqual([
         { editKey: `${stray.callKey}|0`, reason: `its call ${stray.callKey} is not stored` },
       ]);
-      const db = new Database(join(dir, "l", LEDGER_FILE), { readonly: true });
-      try {
+      readLedger(join(dir, "l", LEDGER_FILE), (db) => {
         expect(db.prepare("SELECT edit_key FROM edits").pluck().all()).toEqual([`${c.callKey}|0`]);
-      } finally {
-        db.close();
-      }
+      });
     } finally {
       l.close();
     }
