@@ -15,14 +15,9 @@ import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { ACTIVITY_V3 } from "../../src/ledger/tables/activity-v3.ts";
-import {
-  commitCaptures,
-  commitCompaction,
-  requestCapture,
-  sampleCompaction,
-} from "../export/helpers/ledger.ts";
 import { type Gap, timelines } from "../helpers/active-time.ts";
-import { call, event, finalObservation } from "../helpers/events.ts";
+import { finalObservation } from "../helpers/events.ts";
+import { tableRows, writeRowsOfEveryKind } from "../helpers/upgrade-snapshots.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -31,36 +26,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function writeRows(stateDir: string): void {
-  const l = Ledger.open(stateDir);
-  const paid = event("m1", { toolCallCount: 2, client: "vscode", startMs: 1_795_999_999_000 });
-  const calls = [
-    call("c1", paid.dedupKey, 2, { client: "vscode" }),
-    call("c2", paid.dedupKey, 2, { client: "vscode", toolName: "read_files" }),
-  ];
-  l.commit(finalObservation([paid, event("m2", { client: "vscode" })], calls));
-  commitCaptures(l, "/caps/a", [requestCapture("a")]);
-  commitCompaction(l, sampleCompaction());
-  l.close();
-  const db = new Database(join(stateDir, LEDGER_FILE));
-  db.prepare(
-    `INSERT INTO export_state (exporter, event_watermark, call_watermark, window_start_ns, last_success_ms,
-       capture_watermark, compaction_watermark, final_call_watermark)
-     VALUES ('otlp', 2, 2, '123', 456, 1, 1, 3)`,
-  ).run();
-  db.close();
-}
-
-const v2Ledger = (): string => ledgerAtVersion(dir, writeRows, 2);
-
-function snapshot(db: Database.Database, tables: readonly string[], columns: Map<string, string[]>) {
-  const out: Record<string, unknown[]> = {};
-  for (const t of tables) {
-    const cols = (columns.get(t) as string[]).join(", ");
-    out[t] = db.prepare(`SELECT ${cols} FROM ${t} ORDER BY ${cols}`).all();
-  }
-  return out;
-}
+const v2Ledger = (): string => ledgerAtVersion(dir, writeRowsOfEveryKind, 2);
 
 const S = "1796000000000_abcde";
 const base = {
@@ -114,7 +80,7 @@ describe("ledger schema v3: activity", () => {
     expect(before.pragma("user_version", { simple: true })).toBe(2);
     const tables = tablesOf(before);
     const columns = new Map(tables.map((t) => [t, columnsOf(before, t)]));
-    const rows = snapshot(before, tables, columns);
+    const rows = tableRows(before, tables, columns);
     before.close();
     for (const t of [
       "events",
@@ -132,7 +98,7 @@ describe("ledger schema v3: activity", () => {
     expect(after.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     expect(tablesOf(after)).toEqual(expect.arrayContaining([...tables, "activity", "activity_series"]));
     // Every row kept, but the checkpoints: dropped, so the history is read again for its activity.
-    const kept = snapshot(after, tables, columns);
+    const kept = tableRows(after, tables, columns);
     expect(kept).toEqual({ ...rows, checkpoints: [] });
     expect(columnsOf(after, "export_state")).toContain("activity_watermark");
     expect(after.prepare("SELECT activity_watermark AS w FROM export_state").all()).toEqual([{ w: 0 }]);

@@ -16,13 +16,8 @@ import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { CLIENT_SERIES_V2 } from "../../src/ledger/tables/client-v2.ts";
-import {
-  commitCaptures,
-  commitCompaction,
-  requestCapture,
-  sampleCompaction,
-} from "../export/helpers/ledger.ts";
-import { call, event, finalObservation } from "../helpers/events.ts";
+import { event, finalObservation } from "../helpers/events.ts";
+import { schemaShape, tableRows, writeRowsOfEveryKind } from "../helpers/upgrade-snapshots.ts";
 import { columnsOf, tablesOf, v1Ledger as v1Ledger1 } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -42,61 +37,8 @@ const ADDED: Readonly<Record<string, readonly string[]>> = {
   compactions: ["client"],
 };
 
-/** Rows of every kind, written by this build's own code (a ledger of the current schema). */
-function writeRows(stateDir: string): void {
-  const l = Ledger.open(stateDir);
-  const paid = event("m1", { toolCallCount: 2, client: "vscode", startMs: 1_795_999_999_000 });
-  const calls = [
-    call("c1", paid.dedupKey, 2, { client: "vscode" }),
-    call("c2", paid.dedupKey, 2, { client: "vscode", toolName: "read_files" }),
-  ];
-  l.commit(finalObservation([paid, event("m2", { client: "vscode" })], calls));
-  commitCaptures(l, "/caps/a", [requestCapture("a")]);
-  commitCompaction(l, sampleCompaction());
-  l.close();
-  const db = new Database(join(stateDir, LEDGER_FILE));
-  db.prepare(
-    `INSERT INTO export_state (exporter, event_watermark, call_watermark, window_start_ns, last_success_ms,
-       capture_watermark, compaction_watermark, final_call_watermark)
-     VALUES ('otlp', 2, 2, '123', 456, 1, 1, 3)`,
-  ).run();
-  db.close();
-}
-
-/** A v1 ledger (the baseline DDL only) holding the rows of writeRows. */
-const v1Ledger = (): string => v1Ledger1(dir, writeRows);
-
-/** Every table's rows, v1 columns only, in a stable order. */
-function snapshot(db: Database.Database, tables: readonly string[], v1Columns: Map<string, string[]>) {
-  const out: Record<string, unknown[]> = {};
-  for (const t of tables) {
-    const cols = (v1Columns.get(t) as string[]).join(", ");
-    out[t] = db.prepare(`SELECT ${cols} FROM ${t} ORDER BY ${cols}`).all();
-  }
-  return out;
-}
-
-/** The schema as sqlite_master and the pragmas describe it: tables, columns, indexes, their SQL. */
-function shape(path: string): unknown {
-  const db = new Database(path, { readonly: true });
-  const master = db
-    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
-    .all() as { type: string; name: string }[];
-  const tables = master.filter((m) => m.type === "table").map((m) => m.name);
-  const out = {
-    master,
-    columns: tables.map((t) => [t, db.pragma(`table_info(${t})`)]),
-    indexes: tables.map((t) => [
-      t,
-      (db.pragma(`index_list(${t})`) as { name: string }[]).map((i) => [
-        i,
-        db.pragma(`index_info(${i.name})`),
-      ]),
-    ]),
-  };
-  db.close();
-  return out;
-}
+/** A v1 ledger (the baseline DDL only) holding rows of every kind. */
+const v1Ledger = (): string => v1Ledger1(dir, writeRowsOfEveryKind);
 
 describe("ledger schema v2: cline.client in every series key", () => {
   it("a v1 ledger with rows of every kind upgrades in place: rows, totals, ids and watermarks kept", () => {
@@ -107,7 +49,7 @@ describe("ledger schema v2: cline.client in every series key", () => {
     const tables = tablesOf(before);
     const v1Columns = new Map(tables.map((t) => [t, columnsOf(before, t)]));
     for (const t of Object.keys(ADDED)) expect(v1Columns.get(t)).not.toContain("client");
-    const rows = snapshot(before, tables, v1Columns);
+    const rows = tableRows(before, tables, v1Columns);
     before.close();
     // Something of every kind to keep.
     for (const t of [
@@ -134,7 +76,7 @@ describe("ledger schema v2: cline.client in every series key", () => {
     expect(after.pragma("user_version", { simple: true })).toBe(2);
     // Every v1 table kept.
     expect(tablesOf(after)).toEqual(expect.arrayContaining(tables));
-    expect(snapshot(after, tables, v1Columns)).toEqual(rows);
+    expect(tableRows(after, tables, v1Columns)).toEqual(rows);
     for (const [t, added] of Object.entries(ADDED)) {
       expect(columnsOf(after, t)).toEqual([...(v1Columns.get(t) as string[]), ...added]);
       for (const c of added)
@@ -181,7 +123,7 @@ describe("ledger schema v2: cline.client in every series key", () => {
     Ledger.open(v1).close();
     const fresh = join(dir, "fresh");
     Ledger.open(fresh).close();
-    expect(shape(join(fresh, LEDGER_FILE))).toEqual(shape(join(v1, LEDGER_FILE)));
+    expect(schemaShape(join(fresh, LEDGER_FILE))).toEqual(schemaShape(join(v1, LEDGER_FILE)));
     // Nothing refers to a table renamed away (capture_buckets' key points at the new capture_series).
     const db = new Database(join(v1, LEDGER_FILE), { readonly: true });
     const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").all() as { sql: string }[])
@@ -196,7 +138,7 @@ describe("ledger schema v2: cline.client in every series key", () => {
   it("runs in the upgrade's one transaction: a failure in it leaves the v1 ledger as it was", () => {
     const v1 = v1Ledger();
     const path = join(v1, LEDGER_FILE);
-    const before = shape(path);
+    const before = schemaShape(path);
     const db = new Database(path);
     const broken = [MIGRATIONS[0] as string, `${CLIENT_SERIES_V2}\nSELECT no_such_function();`];
     expect(() =>
@@ -210,6 +152,6 @@ describe("ledger schema v2: cline.client in every series key", () => {
     ).toThrow(/no_such_function/);
     expect(db.pragma("user_version", { simple: true })).toBe(1);
     db.close();
-    expect(shape(path)).toEqual(before);
+    expect(schemaShape(path)).toEqual(before);
   });
 });

@@ -15,13 +15,8 @@ import { LEDGER_FILE, Ledger } from "../../src/ledger/ledger.ts";
 import { migrate } from "../../src/ledger/migrate.ts";
 import { MIGRATIONS } from "../../src/ledger/schema.ts";
 import { EDITS_V3 } from "../../src/ledger/tables/edits-v3.ts";
-import {
-  commitCaptures,
-  commitCompaction,
-  requestCapture,
-  sampleCompaction,
-} from "../export/helpers/ledger.ts";
 import { call, edit, event, finalObservation, withEdits } from "../helpers/events.ts";
+import { schemaShape, tableRows, writeRowsOfEveryKind } from "../helpers/upgrade-snapshots.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -30,57 +25,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Rows of every kind, written by this build's own code (the v3 columns are dropped by the copy). */
-function writeRows(stateDir: string): void {
-  const l = Ledger.open(stateDir);
-  const paid = event("m1", { toolCallCount: 2, client: "vscode", startMs: 1_795_999_999_000 });
-  const calls = [
-    call("c1", paid.dedupKey, 2, { client: "vscode" }),
-    call("c2", paid.dedupKey, 2, { client: "vscode", toolName: "read_files" }),
-  ];
-  l.commit(finalObservation([paid, event("m2", { client: "vscode" })], calls));
-  commitCaptures(l, "/caps/a", [requestCapture("a")]);
-  commitCompaction(l, sampleCompaction());
-  l.close();
-  const db = new Database(join(stateDir, LEDGER_FILE));
-  db.prepare(
-    `INSERT INTO export_state (exporter, event_watermark, call_watermark, window_start_ns, last_success_ms,
-       capture_watermark, compaction_watermark, final_call_watermark)
-     VALUES ('otlp', 2, 2, '123', 456, 1, 1, 3)`,
-  ).run();
-  db.prepare(
-    `INSERT INTO export_backfill (exporter, options, started_ms, event_watermark, call_watermark, capture_watermark,
-       compaction_watermark, final_call_watermark, window_start_ns, phase, after_id, delivered, total, after_key)
-     VALUES ('otlp', '{}', 456, 2, 2, 1, 1, 3, '123', 'outcome', 0, 2, 9, '["a",1]')`,
-  ).run();
-  db.close();
-}
-
-const v2Ledger = (): string => ledgerAtVersion(dir, writeRows, 2);
-
-function snapshot(db: Database.Database, tables: readonly string[], columns: Map<string, string[]>) {
-  const out: Record<string, unknown[]> = {};
-  for (const t of tables) {
-    const cols = (columns.get(t) as string[]).join(", ");
-    out[t] = db.prepare(`SELECT ${cols} FROM ${t} ORDER BY ${cols}`).all();
-  }
-  return out;
-}
-
-function shape(path: string): unknown {
-  const db = new Database(path, { readonly: true });
-  const master = db
-    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
-    .all() as { type: string; name: string }[];
-  const tables = master.filter((m) => m.type === "table").map((m) => m.name);
-  const out = {
-    master,
-    columns: tables.map((t) => [t, db.pragma(`table_info(${t})`)]),
-    indexes: tables.map((t) => [t, db.pragma(`index_list(${t})`)]),
-  };
-  db.close();
-  return out;
-}
+const v2Ledger = (): string => ledgerAtVersion(dir, (d) => writeRowsOfEveryKind(d, { backfill: true }), 2);
 
 /** An observation with two edits of one call, one accepted (inexact) and one rejected. */
 function editObservation(size = 100) {
@@ -104,7 +49,7 @@ describe("ledger schema v3: file edits", () => {
     expect(before.pragma("user_version", { simple: true })).toBe(2);
     const tables = tablesOf(before);
     const columns = new Map(tables.map((t) => [t, columnsOf(before, t)]));
-    const rows = snapshot(before, tables, columns);
+    const rows = tableRows(before, tables, columns);
     before.close();
     for (const t of [
       "events",
@@ -134,7 +79,7 @@ describe("ledger schema v3: file edits", () => {
     expect(tablesOf(after)).toEqual(expect.arrayContaining([...tables, "edit_packs", "edit_series"]));
     expect(tablesOf(after)).not.toContain("edit_keys");
     // Every row kept, but the checkpoints: dropped, so the history is read again for its edits.
-    expect(snapshot(after, tables, columns)).toEqual({ ...rows, checkpoints: [] });
+    expect(tableRows(after, tables, columns)).toEqual({ ...rows, checkpoints: [] });
     expect(columnsOf(after, "export_state")).toEqual([
       ...(columns.get("export_state") as string[]),
       "edit_watermark",
@@ -223,7 +168,7 @@ describe("ledger schema v3: file edits", () => {
     Ledger.open(v2).close();
     const fresh = join(dir, "fresh");
     Ledger.open(fresh).close();
-    expect(shape(join(fresh, LEDGER_FILE))).toEqual(shape(join(v2, LEDGER_FILE)));
+    expect(schemaShape(join(fresh, LEDGER_FILE))).toEqual(schemaShape(join(v2, LEDGER_FILE)));
     const db = new Database(join(v2, LEDGER_FILE), { readonly: true });
     const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").all() as { sql: string }[])
       .map((r) => r.sql)
@@ -235,7 +180,7 @@ describe("ledger schema v3: file edits", () => {
   it("runs in the upgrade's one transaction: a failure in it leaves the v2 ledger as it was", () => {
     const v2 = v2Ledger();
     const path = join(v2, LEDGER_FILE);
-    const before = shape(path);
+    const before = schemaShape(path);
     const db = new Database(path);
     const broken = [...MIGRATIONS.slice(0, 2), `${EDITS_V3}\nSELECT no_such_function();`];
     expect(() =>
@@ -249,7 +194,7 @@ describe("ledger schema v3: file edits", () => {
     ).toThrow(/no_such_function/);
     expect(db.pragma("user_version", { simple: true })).toBe(2);
     db.close();
-    expect(shape(path)).toEqual(before);
+    expect(schemaShape(path)).toEqual(before);
   });
 
   it("a read-only view of a v2 ledger reads no edits, an edit watermark 0 and the report without them", () => {

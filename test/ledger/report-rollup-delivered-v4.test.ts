@@ -25,6 +25,7 @@ import { ROLLUP_BUCKET_MS } from "../../src/ledger/tables/report-rollup-v3.ts";
 import { commitCaptures, requestCapture } from "../export/helpers/ledger.ts";
 import { type Gap, timelines } from "../helpers/active-time.ts";
 import { call, edit, event, finalObservation, observation } from "../helpers/events.ts";
+import { reportWindow, windowsArb } from "../helpers/report-windows.ts";
 import { columnsOf, ledgerAtVersion, tablesOf } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -150,37 +151,15 @@ describe("report rollup of what Cline delivered (schema v4)", () => {
       fc.property(
         fc.array(docArb, { maxLength: 25 }),
         fc.integer({ min: 1, max: 6 }),
-        fc.array(
-          fc.record({
-            from: fc.option(fc.integer({ min: -3 * ROLLUP_BUCKET_MS, max: 3 * 86_400_000 })),
-            span: fc.option(
-              fc.oneof(
-                fc.integer({ min: 1, max: 2 * 86_400_000 }),
-                fc.integer({ min: 1, max: ROLLUP_BUCKET_MS }),
-              ),
-            ),
-            dims: fc.subarray([...DIMS]),
-            bucketMs: fc.constantFrom(ROLLUP_BUCKET_MS, 4 * ROLLUP_BUCKET_MS, 86_400_000, 1000),
-          }),
-          { minLength: 1, maxLength: 5 },
-        ),
+        windowsArb(DIMS, [ROLLUP_BUCKET_MS, 4 * ROLLUP_BUCKET_MS, 86_400_000, 1000], 5),
         (docs, batch, windows) => {
           const l = Ledger.open(join(dir, `p${n++}`));
           try {
             fill(l, docs, batch);
             // A re-read adds nothing, to the rows or to the rollup.
             fill(l, docs, batch);
-            for (const w of windows) {
-              const fromMs = w.from === null ? Number.MIN_SAFE_INTEGER : T0 + w.from;
-              const toMs =
-                w.span === null
-                  ? Number.MAX_SAFE_INTEGER
-                  : fromMs === Number.MIN_SAFE_INTEGER
-                    ? T0 + w.span
-                    : fromMs + w.span;
-              for (const kind of KINDS)
-                expectSame(l.report, kind, w.dims, { fromMs, toMs, bucketMs: w.bucketMs });
-            }
+            for (const w of windows)
+              for (const kind of KINDS) expectSame(l.report, kind, w.dims, reportWindow(T0, w));
           } finally {
             l.close();
           }

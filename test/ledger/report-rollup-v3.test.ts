@@ -31,6 +31,7 @@ import {
   sampleCompaction,
 } from "../export/helpers/ledger.ts";
 import { call, event, finalObservation, observation } from "../helpers/events.ts";
+import { reportWindow, windowsArb } from "../helpers/report-windows.ts";
 import { columnsOf, tablesOf } from "../helpers/v1-ledger.ts";
 
 let dir: string;
@@ -122,38 +123,15 @@ describe("report rollup (schema v3)", () => {
       fc.property(
         fc.array(msgArb, { minLength: 0, maxLength: 40 }),
         fc.integer({ min: 1, max: 8 }),
-        fc.array(
-          fc.record({
-            from: fc.option(fc.integer({ min: -3 * ROLLUP_BUCKET_MS, max: 3 * 86_400_000 })),
-            // Often inside one bucket: all of it is edge.
-            span: fc.option(
-              fc.oneof(
-                fc.integer({ min: 1, max: 2 * 86_400_000 }),
-                fc.integer({ min: 1, max: ROLLUP_BUCKET_MS }),
-              ),
-            ),
-            dims: fc.subarray([...DIMS]),
-            bucketMs: fc.constantFrom(ROLLUP_BUCKET_MS, 4 * ROLLUP_BUCKET_MS, 86_400_000, 1000, 60_000),
-          }),
-          { minLength: 1, maxLength: 6 },
-        ),
+        windowsArb(DIMS, [ROLLUP_BUCKET_MS, 4 * ROLLUP_BUCKET_MS, 86_400_000, 1000, 60_000], 6),
         (msgs, batch, windows) => {
           const l = Ledger.open(join(dir, `p${n++}`));
           try {
             fill(l, msgs, batch);
             // A re-read of the same sources adds nothing, to the rows or to the rollup.
             fill(l, msgs, batch);
-            for (const w of windows) {
-              const fromMs = w.from === null ? Number.MIN_SAFE_INTEGER : T0 + w.from;
-              const toMs =
-                w.span === null
-                  ? Number.MAX_SAFE_INTEGER
-                  : fromMs === Number.MIN_SAFE_INTEGER
-                    ? T0 + w.span
-                    : fromMs + w.span;
-              for (const kind of KINDS)
-                expectSame(l.report, kind, w.dims, { fromMs, toMs, bucketMs: w.bucketMs });
-            }
+            for (const w of windows)
+              for (const kind of KINDS) expectSame(l.report, kind, w.dims, reportWindow(T0, w));
           } finally {
             l.close();
           }
