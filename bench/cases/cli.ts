@@ -27,7 +27,10 @@ const NAIVE = join(ROOT, "bench", "lib", "naive-read.mjs");
 
 export interface Probe {
   readonly maxRssKB: number;
+  /** The process's CPU, all threads. */
   readonly cpuMs: number;
+  /** The main thread's own CPU (the rest is V8's helper threads and libuv's pool). */
+  readonly mainCpuMs: number;
 }
 
 export interface Ran {

@@ -393,15 +393,24 @@ export async function ratiosCase(
       ...atMost(r, max),
     };
   };
-  const daemonRow = (measure: string, d: DaemonMinute, max: number): Row => ({
-    case: "ratios",
-    measure,
-    value: `${fmt((d.cpuMs * 60) / d.seconds / 1000, 2)} s CPU/min`,
-    baseline: `${fmt(d.walkCpuMs, 0)} ms CPU a walk; ${fmt((d.passes * 60) / d.seconds, 1)} passes/min`,
-    ratio: walksPerMinute(d),
-    ratioOf: "walks per minute",
-    ...atMost(walksPerMinute(d), max),
-  });
+  const daemonRow = (measure: string, d: DaemonMinute, max: number): Row =>
+    d.passes === 0
+      ? // A window shorter than the sweep (--quick: 15 s of a 60 s sweep) measures nothing: no verdict.
+        {
+          case: "ratios",
+          measure,
+          value: "no sweep in the window",
+          baseline: "see --daemon-seconds (a sweep is every 60 s)",
+        }
+      : {
+          case: "ratios",
+          measure,
+          value: `${fmt((d.cpuMs * 60) / d.seconds / 1000, 2)} s CPU/min`,
+          baseline: `${fmt(d.walkCpuMs, 0)} ms CPU a walk; ${fmt((d.passes * 60) / d.seconds, 1)} passes/min`,
+          ratio: walksPerMinute(d),
+          ratioOf: "walks per minute",
+          ...atMost(walksPerMinute(d), max),
+        };
   const smallWhat = `${m.small.sessions} sessions, ${m.small.documents} docs, ${fmt(m.small.bytes / MiB, 0)} MiB`;
   const largeWhat = `${m.large.documents} large docs, ${fmt(m.large.bytes / MiB, 0)} MiB`;
   const taskWhat = `${m.tasks.tasks} tasks, ${fmt(m.tasks.bytes / MiB, 0)} MiB`;

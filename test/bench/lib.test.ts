@@ -62,6 +62,38 @@ describe("statistics", () => {
   });
 });
 
+describe("the CPU probe (bench/lib/rss-probe.mjs)", () => {
+  it("reports the main thread's CPU apart from the process's", () => {
+    const dir = mkdtempSync(join(tmpdir(), "probe-"));
+    try {
+      const out = join(dir, "probe.jsonl");
+      // A worker thread spins ~300 ms of CPU while the main thread only waits for it.
+      const script = [
+        'const { Worker } = require("node:worker_threads");',
+        'const w = new Worker("const t = Date.now(); while (Date.now() - t < 300) {}", { eval: true });',
+        'w.on("exit", () => {});',
+      ].join("\n");
+      execFileSync(
+        process.execPath,
+        ["--import", join(import.meta.dirname, "..", "..", "bench", "lib", "rss-probe.mjs"), "-e", script],
+        {
+          env: { ...process.env, CLINE_OTEL_BENCH_PROBE: out },
+        },
+      );
+      const p = JSON.parse(readFileSync(out, "utf8").trim()) as {
+        maxRssKB: number;
+        cpuMs: number;
+        mainCpuMs: number;
+      };
+      expect(p.maxRssKB).toBeGreaterThan(0);
+      expect(p.mainCpuMs).toBeGreaterThan(0);
+      expect(p.cpuMs - p.mainCpuMs).toBeGreaterThan(200);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("table", () => {
   it("judges targets and aligns columns", () => {
     expect(atLeast(3.1, 3)).toEqual({ target: ">= 3", ok: true });
