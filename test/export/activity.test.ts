@@ -159,7 +159,7 @@ describe("cline.active_time, cline.commits, cline.pull_requests, cline.sessions"
     fill(t.ledger, 2, Date.now() - 30 * 24 * 3600_000);
     // A change in the same millisecond as a collection's read counts as after it (sent again): step past it.
     await new Promise((r) => setTimeout(r, 5));
-    h = harness(t.ledger, { temporality: "cumulative" });
+    h = harness(t.ledger, { temporality: "cumulative", ttlMs: 7 * 24 * 3600_000 });
     await h.flush();
     expect(h.lastPoints("cline.active_time").length).toBeGreaterThan(0);
     await h.flush();

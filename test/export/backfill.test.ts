@@ -33,6 +33,13 @@ const WINDOW_ROWS = 6;
 const SESSIONS = 6;
 
 /** Whether the metric series carry session.id (false: folded series, read by group key). */
+/**
+ * The fixtures' events: recent, as a running agent's are. These pipelines run on the real clock with
+ * the default 7-day series TTL, so an export after a successful one sends only series with an event in
+ * the last 7 days (or updated since): fixed dates aged out of it on 2026-12-07. The idle-history test
+ * below gives its own clock and dates.
+ */
+const RECENT_MS = Date.now() - 3_600_000;
 let sessionIds = true;
 
 async function metricsPipeline(temporality: Temporality, logs: string[] = []): Promise<ExportPipeline> {
@@ -87,7 +94,7 @@ function expectBackendHoldsLedger(temporality: Temporality): void {
 async function requestsOfWholeExport(temporality: Temporality): Promise<number> {
   t = tempLedger();
   rx = await startReceiver();
-  fillLedger(t.ledger, { sessions: SESSIONS });
+  fillLedger(t.ledger, { sessions: SESSIONS, timestampMs: RECENT_MS });
   const p = await metricsPipeline(temporality);
   expect(await p.flush()).toEqual({ ok: true });
   const n = rx.requests.length;
@@ -122,7 +129,7 @@ for (const [temporality, withSessionIds] of VARIANTS) {
       for (let k = 0; k < n; k++) {
         t = tempLedger();
         rx = await startReceiver((i) => (i >= k ? CUT : 200));
-        fillLedger(t.ledger, { sessions: SESSIONS });
+        fillLedger(t.ledger, { sessions: SESSIONS, timestampMs: RECENT_MS });
         const p = await metricsPipeline(temporality);
         const first = await p.flush();
         expect(first.ok, `k=${k}`).toBe(false);
@@ -146,7 +153,7 @@ for (const [temporality, withSessionIds] of VARIANTS) {
       const n = await requestsOfWholeExport(temporality);
       t = tempLedger();
       rx = await startReceiver((i) => (i >= 2 ? CUT : 200));
-      fillLedger(t.ledger, { sessions: SESSIONS });
+      fillLedger(t.ledger, { sessions: SESSIONS, timestampMs: RECENT_MS });
       const p = await metricsPipeline(temporality);
       expect((await p.flush()).ok).toBe(false);
       for (const c of closers.splice(0)) await c();
@@ -216,7 +223,7 @@ describe("cumulative: a pass that is not resumed starts over", () => {
       const whole = await requestsOfWholeExport("cumulative");
       t = tempLedger();
       rx = await startReceiver((i) => (i >= 2 ? CUT : 200));
-      fillLedger(t.ledger, { sessions: SESSIONS });
+      fillLedger(t.ledger, { sessions: SESSIONS, timestampMs: RECENT_MS });
       const p = await metricsPipeline("cumulative");
       expect((await p.flush()).ok).toBe(false);
       const key = otlpExporterKey(rx.url);
@@ -237,7 +244,7 @@ describe("stopping and closing under a slow backend", () => {
     t = tempLedger();
     rx = await startReceiver();
     rx.setDelay(150);
-    fillLedger(t.ledger, { sessions: SESSIONS });
+    fillLedger(t.ledger, { sessions: SESSIONS, timestampMs: RECENT_MS });
     const logs: string[] = [];
     const p = await metricsPipeline("cumulative", logs);
     const flushed = p.flush();
@@ -266,7 +273,7 @@ describe("events and traces: a backend that cuts batch k", () => {
       const run = async (k: number | undefined) => {
         t = tempLedger();
         rx = await startReceiver((i) => (k !== undefined && i >= k ? CUT : 200));
-        fillLedger(t.ledger, { sessions: 3 });
+        fillLedger(t.ledger, { sessions: 3, timestampMs: RECENT_MS });
         const env: Record<string, string> =
           signal === "logs"
             ? {

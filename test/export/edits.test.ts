@@ -182,7 +182,7 @@ describe("cline.lines_of_code and cline.code_edit.decisions", () => {
     const old = Date.now() - 30 * 24 * 3600_000;
     const c = call("c1", "", 1, { timestampMs: old });
     t.ledger.commit(withEdits(finalObservation([], [c]), [edit(c, { timestampMs: old })]));
-    h = harness(t.ledger, { temporality: "cumulative" });
+    h = harness(t.ledger, { temporality: "cumulative", ttlMs: 7 * 24 * 3600_000 });
     await h.flush();
     expect(h.lastPoints(METRICS.editDecisions.name)).toHaveLength(1);
     await h.flush();

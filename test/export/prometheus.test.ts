@@ -68,7 +68,9 @@ describe.runIf(available)("Prometheus exporter scraped by a real Prometheus", ()
 
   beforeAll(async () => {
     t = tempLedger();
-    fillLedger(t.ledger, { sessions: 30 });
+    // Recent events, as a scraped agent's are: every scrape after the first serves only live series
+    // (an event within the 7-day TTL), and fixed dates age out of it with the calendar.
+    fillLedger(t.ledger, { sessions: 30, timestampMs: Date.now() - 3_600_000 });
     const cfg = resolveConfig(
       { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-s", dbDir: "/tmp/unused-d" },
       {

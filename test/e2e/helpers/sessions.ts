@@ -30,6 +30,14 @@ export interface SessionSpec {
   readonly messages: readonly Msg[];
 }
 
+/**
+ * When the written messages happened: an hour before this process started, as a user's active
+ * sessions are recent. The exporters re-send a cumulative series only while it is live (an event
+ * within CLINE_OTEL_SERIES_TTL, 7 days by default, or an update since the last export): fixed dates
+ * made every run-twice test fail once the calendar passed them by a week (on 2026-12-07).
+ */
+export const MESSAGES_AT_MS = Date.now() - 3_600_000;
+
 export function docPath(sessionsDir: string, sessionId: string): string {
   return join(sessionsDir, sessionId, `${sessionId}.messages.json`);
 }
@@ -46,7 +54,7 @@ export function writeSession(sessionsDir: string, s: SessionSpec): string {
     {
       id: `u_${s.sessionId}`,
       role: "user",
-      ts: 1_796_000_000_000,
+      ts: MESSAGES_AT_MS,
       content: [{ type: "text", text: "do the task" }],
     },
   ];
@@ -54,7 +62,7 @@ export function writeSession(sessionsDir: string, s: SessionSpec): string {
     messages.push({
       id: m.id,
       role: "assistant",
-      ts: m.ts ?? 1_796_000_000_100,
+      ts: m.ts ?? MESSAGES_AT_MS + 100,
       content: [
         { type: "text", text: "working on it" },
         ...(m.tools ?? []).map((name, i) => ({
@@ -71,7 +79,7 @@ export function writeSession(sessionsDir: string, s: SessionSpec): string {
       messages.push({
         id: `r_${m.id}_${i}`,
         role: "user",
-        ts: 1_796_000_000_200,
+        ts: MESSAGES_AT_MS + 200,
         content: [
           { type: "tool_result", tool_use_id: `call_${m.id}_${i}`, name, content: [{ result: "ok" }] },
         ],

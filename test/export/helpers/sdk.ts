@@ -99,7 +99,10 @@ export function harness(
   const producer = new LedgerMetricProducer(ledger, tracker, {
     exporter: opts.exporter ?? "memory",
     temporality,
-    seriesTtlMs: opts.ttlMs ?? 7 * 24 * 3600_000,
+    // The product's default TTL (7 days) only against a clock the test gives: on the real clock the
+    // fixtures' fixed dates age out of it (they did on 2026-12-07, a week after 2026-11-30), and a
+    // re-export of every test would then send nothing. A test of the TTL gives `now` (or `ttlMs`).
+    seriesTtlMs: opts.ttlMs ?? (opts.now ? 7 * 24 * 3600_000 : Number.POSITIVE_INFINITY),
     translate: { project: "path", includeSessionId: true, priceOf: NO_PRICES, ...opts.translate },
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.maxWindowEvents ? { maxWindowEvents: opts.maxWindowEvents } : {}),
