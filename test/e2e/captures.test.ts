@@ -69,6 +69,10 @@ describe("run --once exports the provider-request capture metrics", () => {
       OTEL_METRICS_EXPORTER: "otlp",
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: rx.url,
       OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
+      // The recorded captures are dated 2026-11-30: past the default 7-day series TTL, the second
+      // run would re-send none of their series (as it should for a real week-old history). This
+      // test is about a re-run's totals, not the TTL (test/export/producer.test.ts has those).
+      CLINE_OTEL_SERIES_TTL: String(100 * 365 * 86_400),
     };
     const a = args(captureDirOf("captures"), join(work, "state"));
     const r1 = await runCliAsync(a, env);
