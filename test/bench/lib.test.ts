@@ -67,10 +67,12 @@ describe("the CPU probe (bench/lib/rss-probe.mjs)", () => {
     const dir = mkdtempSync(join(tmpdir(), "probe-"));
     try {
       const out = join(dir, "probe.jsonl");
-      // A worker thread spins ~300 ms of CPU while the main thread only waits for it.
+      // A worker thread spins 250 ms of its own CPU (not of wall time: a loaded machine gives a
+      // thread less CPU than wall time) while the main thread only waits for it.
       const script = [
         'const { Worker } = require("node:worker_threads");',
-        'const w = new Worker("const t = Date.now(); while (Date.now() - t < 300) {}", { eval: true });',
+        "const spin = 'const t = process.threadCpuUsage(); for (;;) { const u = process.threadCpuUsage(t); if (u.user + u.system >= 250000) break; }';",
+        "const w = new Worker(spin, { eval: true });",
         'w.on("exit", () => {});',
       ].join("\n");
       execFileSync(
