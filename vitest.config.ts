@@ -4,9 +4,15 @@ import { configDefaults, defineConfig } from "vitest/config";
 // Checks whose outcome no Node of ours can change, so .ci/run runs them under one of its two Nodes
 // (CLINE_OTEL_RERECORD=once-elsewhere under the other): the re-recordings of Cline's own files with the
 // real Cline CLIs (test/harness/*live.test.ts: what Cline writes), and promtool's checks of the alert
-// rules (test/deploy/prometheus-rules.test.ts: no code of ours runs). Our reading of Cline's files runs
-// under both: the committed fixtures' tests, and test/e2e/live.test.ts (`cline-otel run` beside a live CLI).
-const RERECORDINGS = ["test/harness/*live.test.ts", "test/deploy/prometheus-rules.test.ts"];
+// rules (test/deploy/prometheus-rules.test.ts: no code of ours runs); and the date-sensitive tests run a
+// second time with the clock 60 days ahead (test/platform/clock-ahead.test.ts: their fixtures' dates against
+// the clock, the same under any Node; at today's date they run under both). Our reading of Cline's files
+// runs under both: the committed fixtures' tests, and test/e2e/live.test.ts (`cline-otel run` beside a live CLI).
+const RERECORDINGS = [
+  "test/harness/*live.test.ts",
+  "test/deploy/prometheus-rules.test.ts",
+  "test/platform/clock-ahead.test.ts",
+];
 const rerecordElsewhere = process.env.CLINE_OTEL_RERECORD === "once-elsewhere";
 
 export default defineConfig({
