@@ -22,13 +22,28 @@ if (!available) {
   console.warn(`\n!!! SKIPPING: ${msg}\n`);
 }
 
-/** What runs ahead: where fixtures meet the TTL and the report's window (exports, e2e runs, report, ledger). */
-const DIRS = ["test/export", "test/e2e", "test/cli", "test/report", "test/ledger"];
+/**
+ * What runs ahead: where fixtures meet the TTL and the report's window (exports, e2e runs, report,
+ * ledger), and where recorded fixtures keep their recording's dates (acceptance, privacy, read-only),
+ * with the prices' catalog (cost) and the docs' examples.
+ */
+const DIRS = [
+  "test/export",
+  "test/e2e",
+  "test/cli",
+  "test/report",
+  "test/ledger",
+  "test/acceptance",
+  "test/privacy",
+  "test/readonly",
+  "test/cost",
+  "test/docs",
+];
 /** Their clocks cannot all be faked (see above). */
 const LEFT_OUT = ["test/export/*promql*", "test/export/prometheus.test.ts", "test/e2e/live.test.ts"];
 
 describe.runIf(available)("the clock 60 days ahead", () => {
-  it("the export, e2e, report and ledger tests still pass", () => {
+  it("the export, e2e, cli, report, ledger, acceptance, privacy, read-only, cost and docs tests still pass", () => {
     // The parent's vitest variables would make the child think it is one of this run's workers.
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("VITEST")) env[k] = v;
