@@ -3,7 +3,7 @@
  * prometheus`): a PromQL `sum by (type)` over what it stored equals the ledger.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,15 +12,11 @@ import { resolveConfig } from "../../src/config/config.ts";
 import { ExportPipeline } from "../../src/export/pipeline.ts";
 import { buildPriceLookup } from "../../src/export/price-lookup.ts";
 import { silentLogger } from "../../src/util/log.ts";
+import { systemTool } from "../helpers/system-tool.ts";
 import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 
 const PROMETHEUS = "/usr/bin/prometheus";
-const available = existsSync(PROMETHEUS);
-if (!available) {
-  const msg = `${PROMETHEUS} is missing (apt-get install -y prometheus): the Prometheus scrape test cannot run`;
-  if (process.env.CI) throw new Error(msg);
-  console.warn(`\n!!! SKIPPING: ${msg}\n`);
-}
+const available = systemTool(PROMETHEUS, "prometheus", "the Prometheus scrape test cannot run");
 
 /** The exact names the SDK's serializer produces (sanitized, `_total` for monotonic sums, no unit suffix). */
 const PROM_NAMES = [

@@ -9,18 +9,13 @@
  * Prometheus or the Bun-built Cline CLI.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/cli.ts";
+import { systemTool } from "../helpers/system-tool.ts";
 
 const FAKETIME = "/usr/bin/faketime";
-const available = existsSync(FAKETIME);
-if (!available) {
-  const msg = `${FAKETIME} is missing (apt-get install -y faketime): the tests cannot be run with the clock ahead`;
-  if (process.env.CI) throw new Error(msg);
-  console.warn(`\n!!! SKIPPING: ${msg}\n`);
-}
+const available = systemTool(FAKETIME, "faketime", "the tests cannot be run with the clock ahead");
 
 /**
  * What runs ahead: where fixtures meet the TTL and the report's window (exports, e2e runs, report,
