@@ -11,6 +11,7 @@ import { ExportPipeline, otlpExporterKey } from "../../src/export/pipeline.ts";
 import { SignalPipeline } from "../../src/export/signals/pipeline.ts";
 import type { BackfillProgress, Ledger } from "../../src/ledger/ledger.ts";
 import { createLogger } from "../../src/util/log.ts";
+import { RECENT_MS } from "../helpers/recent.ts";
 import { exportTestConfig, signalsTestConfig, testResource } from "./helpers/config.ts";
 import { expectClose, expectedTotals, priceOf } from "./helpers/expected.ts";
 import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
@@ -33,13 +34,6 @@ const WINDOW_ROWS = 6;
 const SESSIONS = 6;
 
 /** Whether the metric series carry session.id (false: folded series, read by group key). */
-/**
- * The fixtures' events: recent, as a running agent's are. These pipelines run on the real clock with
- * the default 7-day series TTL, so an export after a successful one sends only series with an event in
- * the last 7 days (or updated since): fixed dates aged out of it on 2026-12-07. The idle-history test
- * below gives its own clock and dates.
- */
-const RECENT_MS = Date.now() - 3_600_000;
 let sessionIds = true;
 
 async function metricsPipeline(temporality: Temporality, logs: string[] = []): Promise<ExportPipeline> {

@@ -12,6 +12,7 @@ import { resolveConfig } from "../../src/config/config.ts";
 import { ExportPipeline } from "../../src/export/pipeline.ts";
 import { buildPriceLookup } from "../../src/export/price-lookup.ts";
 import { silentLogger } from "../../src/util/log.ts";
+import { RECENT_MS } from "../helpers/recent.ts";
 import { systemTool } from "../helpers/system-tool.ts";
 import { fillLedger, type TempLedger, tempLedger } from "./helpers/ledger.ts";
 
@@ -64,9 +65,8 @@ describe.runIf(available)("Prometheus exporter scraped by a real Prometheus", ()
 
   beforeAll(async () => {
     t = tempLedger();
-    // Recent events, as a scraped agent's are: every scrape after the first serves only live series
-    // (an event within the 7-day TTL), and fixed dates age out of it with the calendar.
-    fillLedger(t.ledger, { sessions: 30, timestampMs: Date.now() - 3_600_000 });
+    // Every scrape after the first serves only live series: recent events (RECENT_MS).
+    fillLedger(t.ledger, { sessions: 30, timestampMs: RECENT_MS });
     const cfg = resolveConfig(
       { stateDir: "/tmp/unused-state", sessionsDir: "/tmp/unused-s", dbDir: "/tmp/unused-d" },
       {

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { RECENT_MS } from "../../helpers/recent.ts";
 
 export interface Metrics {
   readonly inputTokens: number;
@@ -30,13 +31,8 @@ export interface SessionSpec {
   readonly messages: readonly Msg[];
 }
 
-/**
- * When the written messages happened: an hour before this process started, as a user's active
- * sessions are recent. The exporters re-send a cumulative series only while it is live (an event
- * within CLINE_OTEL_SERIES_TTL, 7 days by default, or an update since the last export): fixed dates
- * made every run-twice test fail once the calendar passed them by a week (on 2026-12-07).
- */
-export const MESSAGES_AT_MS = Date.now() - 3_600_000;
+/** When the written messages happened: recent (RECENT_MS says why). */
+const MESSAGES_AT_MS = RECENT_MS;
 
 export function docPath(sessionsDir: string, sessionId: string): string {
   return join(sessionsDir, sessionId, `${sessionId}.messages.json`);
