@@ -29,8 +29,8 @@ export interface Probe {
   readonly maxRssKB: number;
   /** The process's CPU, all threads. */
   readonly cpuMs: number;
-  /** The main thread's own CPU (the rest is V8's helper threads and libuv's pool). */
-  readonly mainCpuMs: number;
+  /** The main thread's own CPU (the rest is V8's helper threads and libuv's pool); null: this Node cannot tell. */
+  readonly mainCpuMs: number | null;
 }
 
 export interface Ran {

@@ -70,7 +70,7 @@ export async function measureDelivered(tmp: string, sizes: Sizes): Promise<Deliv
     const report = async (name: string, build: Build, which: Which, state: string): Promise<void> => {
       const r = await runNode([bins[build], "report", "--state-dir", state], envs[which], probe);
       cpu[name] = [...(cpu[name] ?? []), r.probe.cpuMs];
-      mainCpu[name] = [...(mainCpu[name] ?? []), r.probe.mainCpuMs];
+      if (r.probe.mainCpuMs !== null) mainCpu[name] = [...(mainCpu[name] ?? []), r.probe.mainCpuMs];
     };
     const cold = (build: Build, which: Which) => async () => {
       const key = `${which}-${build}`;
@@ -148,9 +148,11 @@ export async function deliveredCase(tmp: string, sizes: Sizes): Promise<CaseResu
     const b = m.runs[`${what}-before`] ?? [];
     const r = median(a) / median(b);
     const of = (x: Record<string, number[]>) => {
-      const after = median(x[`${what}-after`] ?? []);
-      const before = median(x[`${what}-before`] ?? []);
-      return `${ms(after)} / ${ms(before)}, ratio ${fmt(after / before, 3)}`;
+      const after = x[`${what}-after`] ?? [];
+      const before = x[`${what}-before`] ?? [];
+      // No main-thread figure from a Node before 22.15 (bench/lib/rss-probe.mjs).
+      if (after.length === 0 || before.length === 0) return "n/a";
+      return `${ms(median(after))} / ${ms(median(before))}, ratio ${fmt(median(after) / median(before), 3)}`;
     };
     return {
       case: "delivered",

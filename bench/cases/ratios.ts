@@ -257,7 +257,7 @@ export async function measureRatios(
     const timed = async (name: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> => {
       const r = await runNode(args, env, probe);
       cpu[name] = [...(cpu[name] ?? []), r.probe.cpuMs];
-      mainCpu[name] = [...(mainCpu[name] ?? []), r.probe.mainCpuMs];
+      if (r.probe.mainCpuMs !== null) mainCpu[name] = [...(mainCpu[name] ?? []), r.probe.mainCpuMs];
     };
     type Which = "small" | "large" | "tasks";
     // Each build's own ledgers: a build never reads what another wrote.
@@ -389,12 +389,16 @@ export async function ratiosCase(
     // CPU of the same processes (warm-up rounds included): steadier than wall on a loaded machine.
     const cpuRatio = median(m.cpu[a] ?? []) / median(m.cpu[b] ?? []);
     // The main thread's: the part of the CPU on the report's critical path (the naive script's is all of its own).
-    const mainRatio = median(m.mainCpu[a] ?? []) / median(m.mainCpu[b] ?? []);
+    // (none from a Node before 22.15: bench/lib/rss-probe.mjs)
+    const mainA = m.mainCpu[a] ?? [];
+    const mainB = m.mainCpu[b] ?? [];
+    const mainRatio =
+      mainA.length === 0 || mainB.length === 0 ? "n/a" : fmt(median(mainA) / median(mainB), 2);
     return {
       case: "ratios",
       measure,
       value: ms(median(runs(a))),
-      baseline: `${ms(median(runs(b)))} ${baseline} (CPU ratio ${fmt(cpuRatio, 2)}; main thread ${fmt(mainRatio, 2)})`,
+      baseline: `${ms(median(runs(b)))} ${baseline} (CPU ratio ${fmt(cpuRatio, 2)}; main thread ${mainRatio})`,
       ratio: r,
       ratioOf: "report / naive",
       ...atMost(r, max),

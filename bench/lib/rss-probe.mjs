@@ -7,13 +7,14 @@ const out = process.env.CLINE_OTEL_BENCH_PROBE;
 if (out) {
   process.on("exit", () => {
     const u = process.resourceUsage();
-    const m = process.threadCpuUsage();
+    // Node >= 22.15 (the supported minimum) has it; an older Node reports no main-thread figure (null), not a wrong one.
+    const m = process.threadCpuUsage?.();
     appendFileSync(
       out,
       `${JSON.stringify({
         maxRssKB: u.maxRSS,
         cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000,
-        mainCpuMs: (m.user + m.system) / 1000,
+        mainCpuMs: m === undefined ? null : (m.user + m.system) / 1000,
       })}\n`,
     );
   });

@@ -96,6 +96,30 @@ describe("the CPU probe (bench/lib/rss-probe.mjs)", () => {
   });
 });
 
+describe("the CPU probe on a Node without process.threadCpuUsage", () => {
+  it("reports no main-thread figure (null), not the process's", () => {
+    const dir = mkdtempSync(join(tmpdir(), "probe-"));
+    try {
+      const out = join(dir, "probe.jsonl");
+      execFileSync(
+        process.execPath,
+        [
+          "--import",
+          join(import.meta.dirname, "..", "..", "bench", "lib", "rss-probe.mjs"),
+          "-e",
+          "process.threadCpuUsage = undefined;",
+        ],
+        { env: { ...process.env, CLINE_OTEL_BENCH_PROBE: out } },
+      );
+      const p = JSON.parse(readFileSync(out, "utf8").trim()) as { cpuMs: number; mainCpuMs: number | null };
+      expect(p.cpuMs).toBeGreaterThan(0);
+      expect(p.mainCpuMs).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("table", () => {
   it("judges targets and aligns columns", () => {
     expect(atLeast(3.1, 3)).toEqual({ target: ">= 3", ok: true });
