@@ -9,18 +9,20 @@
  * two page reads is sent with its newer total (harmless for a cumulative point), and, changed
  * after that time, is live again at the next export. A pass cut after some acknowledged pages
  * resumes after the last of them (`from`, src/export/backfill.ts). The phases: usage, tool, tool
- * outcome, edit, GenAI. Where series collapse (session id
+ * outcome, edit, activity, GenAI. Where series collapse (session id
  * off, a non-injective project rendering: `fold`), the pages are keyset reads over the folded group
  * keys instead (src/ledger/usage/fold.ts): each group is summed in SQL and read whole, on one page, so
  * no attribute set is ever split across pages as partial sums.
  */
 import type { MetricData } from "@opentelemetry/sdk-metrics";
 import type { Temporality } from "../config/config.ts";
+import type { ActivitySeriesRow } from "../ledger/delivered/activity.ts";
 import type { EditSeriesRow } from "../ledger/delivered/edits.ts";
 import type { BackfillPhase, FoldCursor, FoldKey, Ledger, LiveFilter } from "../ledger/ledger.ts";
 import type { ToolOutcomeRow } from "../ledger/signals/tool-outcomes.ts";
 import type { ToolSeriesRow, UsageSeriesRow } from "../ledger/usage/series.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
+import { activityPointsToMetricData, translateActivity } from "./activity.ts";
 import { genaiToMetricData, translateGenai } from "./genai/metrics.ts";
 import { effectiveEndNs, nsToHrTime, toMetricData } from "./metric-data.ts";
 import { type TranslateOptions, translate } from "./translate.ts";
@@ -149,6 +151,29 @@ export class CumulativePages {
       }
       room -= n * POINTS_PER_EDIT_ROW;
       if (n < limit) {
+        c.phase = "activity";
+        c.afterId = 0;
+        c.afterKey = undefined;
+      }
+    }
+    // cline.active_time, cline.commits, cline.pull_requests, cline.sessions: a point per series
+    // (activity_series, src/ledger/delivered/activity.ts), a few per session.
+    const activity: ActivitySeriesRow[] = [];
+    if (c.phase === "activity" && room > 0) {
+      let n = 0;
+      const rows =
+        o.fold !== undefined
+          ? this.ledger.folds.activity(o.filter, o.fold, { after: c.afterKey, limit: room })
+          : this.ledger.activity.livePage(o.filter, { afterId: c.afterId, limit: room });
+      for (const r of rows) {
+        if ("key" in r) c.afterKey = r.key;
+        else c.afterId = r.id;
+        n++;
+        activity.push(r);
+      }
+      const limit = room;
+      room -= n;
+      if (n < limit) {
         c.phase = "genai";
         c.afterId = 0;
         c.afterKey = undefined;
@@ -178,6 +203,11 @@ export class CumulativePages {
     const endNs = effectiveEndNs(o.startNs, o.endNs);
     const metrics = [
       ...toMetricData(translate(usage, tools, o.translate, outcomes, edits), o.temporality, o.startNs, endNs),
+      ...activityPointsToMetricData(translateActivity(activity, o.translate), {
+        temporality: o.temporality,
+        startTime,
+        endTime: nsToHrTime(endNs),
+      }),
       ...genaiToMetricData(genai, o.temporality, startTime, nsToHrTime(endNs)),
     ];
     if (metrics.length > 0) return metrics;

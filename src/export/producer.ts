@@ -322,13 +322,16 @@ export class LedgerMetricProducer implements MetricProducer {
         opts.seriesTtlMs,
         base.lastSuccessMs,
       );
-      // Whole, as compactions (not paged): a few series per session, folded here like theirs.
-      activity = liveActivityPoints(
-        translateActivity(ledger.activity.live(filter), opts.translate),
-        nowMs,
-        opts.seriesTtlMs,
-        base.lastSuccessMs,
-      );
+      // A few series per session: in the pages where there are pages (their phase after the edits'),
+      // else whole, folded here like the compactions'.
+      activity = paged
+        ? []
+        : liveActivityPoints(
+            translateActivity(ledger.activity.live(filter), opts.translate),
+            nowMs,
+            opts.seriesTtlMs,
+            base.lastSuccessMs,
+          );
       genai = paged
         ? [] // in the pages
         : liveGenai(

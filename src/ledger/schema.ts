@@ -5,6 +5,7 @@ import { EDIT_CALL_SUMS_V8 } from "./tables/edit-call-sums-v8.ts";
 import { EDIT_PACKS_V6 } from "./tables/edit-packs-v6.ts";
 import { EDITS_NARROW_V5 } from "./tables/edits-narrow-v5.ts";
 import { EDITS_V3 } from "./tables/edits-v3.ts";
+import { EXPORT_BACKFILL_ACTIVITY_V9 } from "./tables/export-backfill-activity-v9.ts";
 import { GENAI_TABLES } from "./tables/genai.ts";
 import { REJECTED_OUTCOME_V3 } from "./tables/rejected-v3.ts";
 import { REPORT_ROLLUP_DELIVERED_V4 } from "./tables/report-rollup-delivered-v4.ts";
@@ -49,6 +50,9 @@ export const MIGRATIONS: readonly string[] = [
   // v8, one step: an edit kept once by its call's row (the sums and places of its stored edits in
   // tool_calls.edit_sums), not by an edit_keys row of its own (tables/edit-call-sums-v8.ts)
   EDIT_CALL_SUMS_V8,
+  // v9, one step: the activity series read in pages by a cumulative export (the `activity` phase of
+  // export_backfill) and a pass's activity watermark kept with it (tables/export-backfill-activity-v9.ts)
+  EXPORT_BACKFILL_ACTIVITY_V9,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

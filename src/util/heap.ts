@@ -13,28 +13,31 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 export const HEAP_GROWING_PERCENT = 30;
 
 /**
- * The young generation (both semi-spaces) grows no further than this: Node 22's own maximum
- * (2 x 16 MB). Node 24's V8 lets it grow to 2 x 64 MB, ~100 MB more peak RSS for the same work.
- * Its size is fixed when the heap is created (`--max-semi-space-size` only works on node's
- * command line), but V8 reads `semi_space_growth_factor` at every growth step, so the cap is
- * kept by setting that factor to 1 once the space has reached it (`boundYoungGeneration`).
+ * The young generation (both semi-spaces) grows no further than this. V8's own maximum is 2 x 16 MB
+ * on Node 22 and 2 x 64 MB on Node 24; a young generation that large leaves ~30–45 MB more peak RSS
+ * behind a first export (docs/performance.md "The young generation at 16 MB": `run --once` of 10,000
+ * sessions 211 -> 189 MB on Node 24, 201 -> 173 MB on Node 22, the export alone 224 -> 179 MB), at
+ * the same CPU on Node 24 and 2–5 % more on Node 22. Its size is fixed when the heap is created
+ * (`--max-semi-space-size` only works on node's command line), but V8 reads
+ * `semi_space_growth_factor` at every growth step, so the cap is kept by setting that factor to 1
+ * once the space has reached it (`boundYoungGeneration`).
  */
-export const YOUNG_GENERATION_CAP_BYTES = 32 * 1024 * 1024;
+export const YOUNG_GENERATION_CAP_BYTES = 16 * 1024 * 1024;
 
-/**
- * Whether this V8's young generation may grow past YOUNG_GENERATION_CAP_BYTES: V8 13 (Node 24)
- * raised `--scavenger-max-new-space-capacity-mb` from 8 to 32 (`node --v8-options`), V8 12
- * (Node 22) stops at the cap by itself.
- */
+/** V8's own largest young generation: 2 x 64 MB from V8 13 (Node 24), 2 x 16 MB before (Node 22). */
+export function ownYoungGenerationMaxBytes(v8Version: string): number {
+  return (Number.parseInt(v8Version, 10) >= 13 ? 128 : 32) * 1024 * 1024;
+}
+
+/** Whether this V8's young generation may grow past YOUNG_GENERATION_CAP_BYTES (both supported V8s do). */
 export function youngGenerationOutgrowsCap(v8Version: string): boolean {
-  return Number.parseInt(v8Version, 10) >= 13;
+  return ownYoungGenerationMaxBytes(v8Version) > YOUNG_GENERATION_CAP_BYTES;
 }
 
 /**
  * The V8 flags this policy sets at start-up. Where the young generation would outgrow its cap,
  * it starts not growing (`boundYoungGeneration` lets it grow up to the cap after discovery):
- * left growing, discovery alone takes it to 2 x 64 MB before the first check. Not on V8 12:
- * a young generation held small costs ~12 % CPU on the cold backfill for no memory there.
+ * left growing, discovery alone takes it to V8's own maximum before the first check.
  */
 export function heapPolicyFlags(v8Version: string = process.versions.v8): readonly string[] {
   const growth = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;

@@ -32,8 +32,8 @@ interface Filled {
   readonly starts: SessionStartRecord[];
 }
 
-/** Sessions of activity (deterministic), committed as their documents, each read twice. */
-function fill(l: Ledger, sessions = 9, ts = Date.now()): Filled {
+/** Sessions of activity (deterministic) over `projects` projects, committed as their documents, each read twice. */
+function fill(l: Ledger, sessions = 9, ts = Date.now(), projects = 3): Filled {
   const out: Filled = { gaps: [], deliveries: [], starts: [] };
   for (let s = 0; s < sessions; s++) {
     const sessionId = `s${s}`;
@@ -43,7 +43,7 @@ function fill(l: Ledger, sessions = 9, ts = Date.now()): Filled {
       agent: "lead",
       model: s % 2 === 0 ? "m-a" : "m-b",
       provider: "anthropic",
-      project: `/work/p${s % 3}`,
+      project: `/work/p${s % projects}`,
       sourcePath: path,
       client: "cli",
     };
@@ -141,6 +141,74 @@ describe("cline.active_time, cline.commits, cline.pull_requests, cline.sessions"
       expect(p?.attributes).toMatchObject({ [ATTR.provider]: "anthropic", [ATTR.client]: "cli" });
     });
   }
+
+  for (const [name, translate] of [
+    ["by series id", {}],
+    ["folded (session id off)", { includeSessionId: false }],
+  ] as const) {
+    it(`cumulative in pages, ${name}: no request holds more than a page, the activity's series included`, async () => {
+      t = tempLedger();
+      // More activity series than a page holds, folded or not: read whole, they all went into the
+      // first request.
+      const f = fill(t.ledger, 40, Date.now(), 40);
+      const page = 4 * POINTS_PER_ROW;
+      h = harness(t.ledger, { temporality: "cumulative", pagePoints: page, translate });
+      await h.flush();
+      expect(observed((n) => h?.lastPoints(n) ?? [])).toEqual(expected(f));
+      const batches = h.scripted.memory.getMetrics();
+      const activityPoints = Object.values(ACTIVITY_METRICS).reduce(
+        (n, m) => n + (h?.lastPoints(m.name).length ?? 0),
+        0,
+      );
+      expect(activityPoints).toBeGreaterThan(3 * page);
+      for (const b of batches) {
+        const points = b.scopeMetrics.flatMap((s) => s.metrics).reduce((n, m) => n + m.dataPoints.length, 0);
+        expect(points).toBeLessThanOrEqual(page);
+      }
+      // Each attribute set once across the pages.
+      for (const metric of Object.values(ACTIVITY_METRICS)) {
+        const keys = h.lastPoints(metric.name).map((p) => seriesKey(p.attributes as Record<string, string>));
+        expect(new Set(keys).size, metric.name).toBe(keys.length);
+      }
+    });
+  }
+
+  it("cumulative in pages: a pass cut inside the activity resumes after its acknowledged pages, then commits the activity watermark", async () => {
+    t = tempLedger();
+    const f = fill(t.ledger, 40, Date.now(), 40);
+    const page = 4 * POINTS_PER_ROW;
+    h = harness(t.ledger, { temporality: "cumulative", pagePoints: page });
+    // The request after the first one that carries activity fails: the pass stops inside its phase.
+    const firstActivity = await (async () => {
+      const probe = harness(t.ledger, { temporality: "cumulative", pagePoints: page, exporter: "probe" });
+      await probe.flush();
+      const i = probe.scripted.memory
+        .getMetrics()
+        .findIndex((b) =>
+          b.scopeMetrics.some((s) => s.metrics.some((m) => m.descriptor.name === "cline.sessions")),
+        );
+      await probe.shutdown();
+      return i;
+    })();
+    expect(firstActivity).toBeGreaterThanOrEqual(0);
+    h.scripted.failAt = firstActivity + 1;
+    await h.flush();
+    expect(t.ledger.backfills?.get("memory")?.phase).toBe("activity");
+    const acked = h.scripted.memory.getMetrics().length;
+    await h.flush();
+    expect(t.ledger.backfills?.get("memory")).toBeUndefined();
+    const all = (name: string) => h?.allPoints(name) ?? [];
+    // Every activity series exactly once over the two exports: what was acknowledged is not sent again.
+    expect(observed(all)).toEqual(expected(f));
+    for (const metric of Object.values(ACTIVITY_METRICS)) {
+      const keys = all(metric.name).map((p) => seriesKey(p.attributes as Record<string, string>));
+      expect(new Set(keys).size, metric.name).toBe(keys.length);
+    }
+    expect(h.scripted.memory.getMetrics().length).toBeGreaterThan(acked);
+    // The collection that began the pass read every activity record: its watermark is committed.
+    expect(t.ledger.getExportState("memory").activityWatermark).toBe(t.ledger.maxActivityId());
+    expect(t.ledger.maxActivityId()).toBeGreaterThan(0);
+  });
 
   it("delta in windows of 5 records: every window once, the sum the records' totals", async () => {
     t = tempLedger();

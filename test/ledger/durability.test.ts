@@ -63,8 +63,9 @@ describe("ledger durability", () => {
     // v2: cline.client in every series key, the folded pass's position; v3: the outcome 'rejected',
     // the report rollup and the file edits; v4: what Cline delivered in the rollup; v5: an edit row without
     // its call key; v6: a document's new edits as one pack; v7: the delivered series folded at read;
-    // v8: an edit kept once by its call's row (src/ledger/schema.ts).
-    expect(SCHEMA_VERSION).toBe(8);
+    // v8: an edit kept once by its call's row; v9: the activity series in a cumulative export's pages
+    // (src/ledger/schema.ts).
+    expect(SCHEMA_VERSION).toBe(9);
   });
 
   it("a full disk mid-commit leaves the ledger consistent; the same source commits whole later", () => {

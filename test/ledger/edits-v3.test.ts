@@ -89,6 +89,8 @@ describe("ledger schema v3: file edits", () => {
     expect(columnsOf(after, "export_backfill")).toEqual([
       ...(columns.get("export_backfill") as string[]),
       "edit_watermark",
+      // tables/export-backfill-activity-v9.ts: a pass's activity watermark
+      "activity_watermark",
     ]);
     expect(after.prepare("SELECT edit_watermark AS w FROM export_state").all()).toEqual([{ w: 0 }]);
     expect(after.prepare("SELECT phase, after_key, edit_watermark AS w FROM export_backfill").all()).toEqual([

@@ -10,7 +10,8 @@
  */
 import type Database from "better-sqlite3";
 import type { ActiveTimeline, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
-import { foldSql, idReads, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
+import type { LiveFilter, SeriesPage } from "../usage/series.ts";
+import { foldSql, idReads, liveParams, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
 export const ACTIVITY_VERSION = 3;
@@ -218,6 +219,16 @@ export class Activity extends SeriesStore<
     return true;
   }
 
+  /** One keyset page of `live`: series with id > afterId, at most limit, each with its id. */
+  *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<ActivitySeriesRow & { readonly id: number }> {
+    this.fold();
+    const r = this.st.reads();
+    if (r !== undefined)
+      yield* r.page.iterate({ ...liveParams(f), ...page }) as IterableIterator<
+        ActivitySeriesRow & { id: number }
+      >;
+  }
+
   /**
    * The observation's active time: per timeline, the gaps from where it was counted up to, summed
    * (activeTimeRows), and the timeline's new covered end; returns the rows inserted.
@@ -280,6 +291,11 @@ function prepareWrites(db: Database.Database) {
 function prepareReads(db: Database.Database) {
   return {
     all: db.prepare(`SELECT ${COLS} FROM activity_series ORDER BY id`),
+    // id first: the rowid range is the scan, the TTL a filter on it (as edits.ts's page).
+    page: db.prepare(
+      `SELECT id, ${COLS} FROM activity_series
+       WHERE id > @afterId AND (last_event_ms >= @eventSince OR updated_ms >= @updatedSince) ORDER BY id LIMIT @limit`,
+    ),
     live: db.prepare(
       `SELECT ${COLS} FROM activity_series
        WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince ORDER BY id`,

@@ -3,7 +3,7 @@ import type { FoldCursor } from "../usage/fold.ts";
 import { type ExportState, type StateRow, stateFromRow, stateParams } from "./state.ts";
 
 /** Where a keyset read over the series stands: the phase and the last series id read in it. */
-export type BackfillPhase = "usage" | "tool" | "outcome" | "edit" | "genai" | "done";
+export type BackfillPhase = "usage" | "tool" | "outcome" | "edit" | "activity" | "genai" | "done";
 
 /**
  * A cumulative export in pages that a backend acknowledged in part: the export state the
@@ -41,21 +41,22 @@ export class ExportBackfills {
     this.st = {
       get: db.prepare(
         `SELECT options, event_watermark, call_watermark, capture_watermark, compaction_watermark,
-           final_call_watermark, edit_watermark, window_start_ns, started_ms AS last_success_ms, phase, after_id, after_key, delivered, total
+           final_call_watermark, edit_watermark, activity_watermark, window_start_ns, started_ms AS last_success_ms, phase,
+           after_id, after_key, delivered, total
          FROM export_backfill WHERE exporter = @exporter`,
       ),
       put: db.prepare(
         `INSERT INTO export_backfill (exporter, options, started_ms, event_watermark, call_watermark,
-           capture_watermark, compaction_watermark, final_call_watermark, edit_watermark, window_start_ns, phase,
-           after_id, after_key, delivered, total)
+           capture_watermark, compaction_watermark, final_call_watermark, edit_watermark, activity_watermark,
+           window_start_ns, phase, after_id, after_key, delivered, total)
          VALUES (@exporter, @options, @lastSuccessMs, @eventWatermark, @callWatermark, @captureWatermark,
-           @compactionWatermark, @finalCallWatermark, @editWatermark, @windowStartNs, @phase, @afterId, @afterKey,
-           @delivered, @total)
+           @compactionWatermark, @finalCallWatermark, @editWatermark, @activityWatermark, @windowStartNs, @phase,
+           @afterId, @afterKey, @delivered, @total)
          ON CONFLICT (exporter) DO UPDATE SET options = excluded.options, started_ms = excluded.started_ms,
            event_watermark = excluded.event_watermark, call_watermark = excluded.call_watermark,
            capture_watermark = excluded.capture_watermark, compaction_watermark = excluded.compaction_watermark,
            final_call_watermark = excluded.final_call_watermark, edit_watermark = excluded.edit_watermark,
-           window_start_ns = excluded.window_start_ns,
+           activity_watermark = excluded.activity_watermark, window_start_ns = excluded.window_start_ns,
            phase = excluded.phase, after_id = excluded.after_id, after_key = excluded.after_key, delivered = excluded.delivered,
            total = excluded.total`,
       ),
