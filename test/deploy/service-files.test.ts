@@ -135,6 +135,14 @@ describe("docs/service/cline-otel.service (systemd --user)", () => {
     }
   });
 
+  it("runs with glibc's allocator set to give memory back (two arenas, a fixed mmap threshold), as the Dockerfile does", () => {
+    const env = keys.get("Service.Environment") ?? [];
+    expect(env).toEqual(expect.arrayContaining(["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]));
+    const dockerfile = readFileSync(join(REPO, "Dockerfile"), "utf8");
+    expect(dockerfile).toMatch(/^\s+MALLOC_ARENA_MAX=2 \\$/m);
+    expect(dockerfile).toMatch(/^\s+MALLOC_MMAP_THRESHOLD_=131072$/m);
+  });
+
   it("restarts on failure and runs `cline-otel run`", () => {
     expect(one("Service.Restart")).toBe("on-failure");
     expect(one("Service.ExecStart")).toMatch(/cline-otel run$/);
