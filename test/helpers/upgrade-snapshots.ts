@@ -53,6 +53,33 @@ export function schemaShape(path: string): unknown {
 }
 
 /**
+ * What a step's "a fresh ledger has exactly the schema of an upgraded one" compares: the ledger in the
+ * state dir `old` upgraded by this build (opened once), a new ledger in `<dir>/fresh`, the schemas of
+ * both, and the upgraded one's SQL (no table a step renamed away may be left or referred to).
+ */
+export function upgradedAndFresh(
+  dir: string,
+  old: string,
+): { readonly upgraded: unknown; readonly fresh: unknown; readonly sql: string } {
+  Ledger.open(old).close();
+  const fresh = join(dir, "fresh");
+  Ledger.open(fresh).close();
+  const db = new Database(join(old, LEDGER_FILE), { readonly: true });
+  try {
+    const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").all() as { sql: string }[])
+      .map((r) => r.sql)
+      .join("\n");
+    return {
+      upgraded: schemaShape(join(old, LEDGER_FILE)),
+      fresh: schemaShape(join(fresh, LEDGER_FILE)),
+      sql,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * Rows of every kind a v1 or v2 ledger holds, written by this build's own code (a ledger of the
  * current schema, copied into the older one by helpers/v1-ledger.ts): a paid request with two
  * calls and a request without, a capture, a compaction, an OTLP export state and, with
