@@ -15,7 +15,7 @@ export const HEAP_GROWING_PERCENT = 30;
 /**
  * The young generation (both semi-spaces) grows no further than this. V8's own maximum is 2 x 16 MB
  * on Node 22 and 2 x 64 MB on Node 24; a young generation that large leaves ~30–45 MB more peak RSS
- * behind a first export (docs/performance.md "The young generation at 16 MB": `run --once` of 10,000
+ * behind a first export (docs/performance.md "The first export's peak RSS": `run --once` of 10,000
  * sessions 211 -> 189 MB on Node 24, 201 -> 173 MB on Node 22, the export alone 224 -> 179 MB), at
  * the same CPU on Node 24 and 2–5 % more on Node 22. Its size is fixed when the heap is created
  * (`--max-semi-space-size` only works on node's command line), but V8 reads

@@ -6,7 +6,7 @@
  * - `export_backfill.phase` gains `activity` (between `edit` and `genai`): where a pass in pages that a
  *   backend acknowledged in part stands. Before, the activity series (a few per session: ~20,000 at
  *   10,000 sessions) were translated whole and sent with the first page, so a first export's memory
- *   grew with the history (docs/performance.md "The activity series in pages").
+ *   grew with the history (docs/performance.md "The first export's peak RSS").
  * - `export_backfill.activity_watermark`: the activity watermark of the collection that began the pass,
  *   committed with its last page as the other watermarks are. Before, a resumed pass committed 0, and
  *   the next export took the whole activity for new.
