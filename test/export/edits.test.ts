@@ -182,6 +182,10 @@ describe("cline.lines_of_code and cline.code_edit.decisions", () => {
     const old = Date.now() - 30 * 24 * 3600_000;
     const c = call("c1", "", 1, { timestampMs: old });
     t.ledger.commit(withEdits(finalObservation([], [c]), [edit(c, { timestampMs: old })]));
+    // A change in the same millisecond as a collection's read counts as after it (sent again, which a
+    // cumulative value allows): step past it, as activity.test.ts does. (Without the step this failed
+    // once, in a clean clone's clock-ahead run.)
+    await new Promise((r) => setTimeout(r, 5));
     h = harness(t.ledger, { temporality: "cumulative", ttlMs: 7 * 24 * 3600_000 });
     await h.flush();
     expect(h.lastPoints(METRICS.editDecisions.name)).toHaveLength(1);
