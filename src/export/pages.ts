@@ -93,21 +93,10 @@ export class CumulativePages {
       if (c.phase !== phase) continue;
       const limit = Math.floor(room / POINTS_PER_ROW);
       if (limit === 0) break;
-      let n = 0;
-      for (const r of this.rows(phase, limit)) {
-        if ("key" in r) c.afterKey = r.key;
-        else c.afterId = r.id;
-        n++;
-        if (phase === "usage") (usage as unknown[]).push(r);
-        else (tools as unknown[]).push(r);
-      }
+      const n = this.take(this.rows(phase, limit), (phase === "usage" ? usage : tools) as unknown[]);
       room -= n * POINTS_PER_ROW;
       this.seriesRead += n;
-      if (n < limit) {
-        c.phase = phase === "usage" ? "tool" : "outcome";
-        c.afterId = 0;
-        c.afterKey = undefined;
-      }
+      if (n < limit) this.enter(phase === "usage" ? "tool" : "outcome");
     }
     // cline.tool.calls by outcome: one point per row (tool_outcome_series, src/ledger/signals/tool-outcomes.ts).
     const outcomes: ToolOutcomeRow[] = [];
@@ -128,56 +117,34 @@ export class CumulativePages {
         }
       }
       room -= n;
-      if (t === undefined || room > 0) {
-        c.phase = "edit";
-        c.afterId = 0;
-        c.afterKey = undefined;
-      }
+      if (t === undefined || room > 0) this.enter("edit");
     }
     // cline.code_edit.decisions and cline.lines_of_code: whole edit rows (src/ledger/delivered/edits.ts).
     const edits: EditSeriesRow[] = [];
     if (c.phase === "edit" && room >= POINTS_PER_EDIT_ROW) {
       const limit = Math.floor(room / POINTS_PER_EDIT_ROW);
-      let n = 0;
-      const rows =
+      const n = this.take(
         o.fold !== undefined
           ? this.ledger.folds.edit(o.filter, o.fold, { after: c.afterKey, limit })
-          : this.ledger.edits.livePage(o.filter, { afterId: c.afterId, limit });
-      for (const r of rows) {
-        if ("key" in r) c.afterKey = r.key;
-        else c.afterId = r.id;
-        n++;
-        edits.push(r);
-      }
+          : this.ledger.edits.livePage(o.filter, { afterId: c.afterId, limit }),
+        edits,
+      );
       room -= n * POINTS_PER_EDIT_ROW;
-      if (n < limit) {
-        c.phase = "activity";
-        c.afterId = 0;
-        c.afterKey = undefined;
-      }
+      if (n < limit) this.enter("activity");
     }
     // cline.active_time, cline.commits, cline.pull_requests, cline.sessions: a point per series
     // (activity_series, src/ledger/delivered/activity.ts), a few per session.
     const activity: ActivitySeriesRow[] = [];
     if (c.phase === "activity" && room > 0) {
-      let n = 0;
-      const rows =
-        o.fold !== undefined
-          ? this.ledger.folds.activity(o.filter, o.fold, { after: c.afterKey, limit: room })
-          : this.ledger.activity.livePage(o.filter, { afterId: c.afterId, limit: room });
-      for (const r of rows) {
-        if ("key" in r) c.afterKey = r.key;
-        else c.afterId = r.id;
-        n++;
-        activity.push(r);
-      }
       const limit = room;
+      const n = this.take(
+        o.fold !== undefined
+          ? this.ledger.folds.activity(o.filter, o.fold, { after: c.afterKey, limit })
+          : this.ledger.activity.livePage(o.filter, { afterId: c.afterId, limit }),
+        activity,
+      );
       room -= n;
-      if (n < limit) {
-        c.phase = "genai";
-        c.afterId = 0;
-        c.afterKey = undefined;
-      }
+      if (n < limit) this.enter("genai");
     }
     let genai: ReturnType<typeof translateGenai> = [];
     if (c.phase === "genai" && room > 0) {
@@ -213,6 +180,28 @@ export class CumulativePages {
     if (metrics.length > 0) return metrics;
     // Nothing on this page: either everything was read, or the phase just ended (read on).
     return c.phase === "done" ? undefined : this.next();
+  }
+
+  /** Moves the cursor past each row (its id, or folded, its group key) into `into`; returns how many. */
+  private take<R>(
+    rows: Iterable<R & ({ readonly id: number } | { readonly key: FoldCursor })>,
+    into: R[],
+  ): number {
+    let n = 0;
+    for (const r of rows) {
+      if ("key" in r) this.cursor.afterKey = r.key;
+      else this.cursor.afterId = r.id;
+      into.push(r);
+      n++;
+    }
+    return n;
+  }
+
+  /** The next phase, from its first series. */
+  private enter(phase: BackfillPhase): void {
+    this.cursor.phase = phase;
+    this.cursor.afterId = 0;
+    this.cursor.afterKey = undefined;
   }
 
   /** The usage or tool series of the next page: rows after the id, or groups after the key. */

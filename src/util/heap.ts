@@ -25,7 +25,7 @@ export const HEAP_GROWING_PERCENT = 30;
 export const YOUNG_GENERATION_CAP_BYTES = 16 * 1024 * 1024;
 
 /** V8's own largest young generation: 2 x 64 MB from V8 13 (Node 24), 2 x 16 MB before (Node 22). */
-export function ownYoungGenerationMaxBytes(v8Version: string): number {
+function ownYoungGenerationMaxBytes(v8Version: string): number {
   return (Number.parseInt(v8Version, 10) >= 13 ? 128 : 32) * 1024 * 1024;
 }
 

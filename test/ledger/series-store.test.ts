@@ -35,6 +35,10 @@ const reads = (db: Database.Database) => ({
   live: db.prepare(
     "SELECT a, b FROM s WHERE last_event_ms >= @eventSince OR updated_ms >= @updatedSince ORDER BY id",
   ),
+  page: db.prepare(
+    `SELECT id, a, b FROM s WHERE id > @afterId AND (last_event_ms >= @eventSince OR updated_ms >= @updatedSince)
+     ORDER BY id LIMIT @limit`,
+  ),
   delta: db.prepare(DELTA),
   ...idReads(db, "edits"),
 });
@@ -90,6 +94,16 @@ describe("series store", () => {
       { a: "x", b: "y", n: 1, total: 3, firstMs: 200, updatedMs: 200, lastEventMs: 200 },
     ]);
     expect(st.rows()).toHaveLength(4);
+    // The live series in keyset pages (a paged export): folded first, each once, after the id given.
+    add(db, [["p", "p", 1, 300]]);
+    const live = { eventSinceMs: 150, updatedSinceMs: Number.POSITIVE_INFINITY };
+    const first = [...st.livePage(live, { afterId: 0, limit: 2 })];
+    expect(first).toEqual([
+      { id: 1, a: "x", b: "y" },
+      { id: 3, a: "q", b: "r" },
+    ]);
+    expect([...st.livePage(live, { afterId: 3, limit: 2 })]).toEqual([{ id: 4, a: "p", b: "p" }]);
+    expect(through(db)).toBe(5);
   });
 
   it("folds in the caller's transaction: rolled back, neither the sums nor the point move", () => {
@@ -173,6 +187,9 @@ describe("series store", () => {
     expect(absent.maxId()).toBe(0);
     expect(absent.rows()).toEqual([]);
     expect([...absent.live({ eventSinceMs: 0, updatedSinceMs: 0 })]).toEqual([]);
+    expect([...absent.livePage({ eventSinceMs: 0, updatedSinceMs: 0 }, { afterId: 0, limit: 5 })]).toEqual(
+      [],
+    );
   });
 
   it("clamps times to SQLite integers", () => {

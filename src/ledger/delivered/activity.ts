@@ -10,8 +10,7 @@
  */
 import type Database from "better-sqlite3";
 import type { ActiveTimeline, DeliveryRecord, SessionStartRecord } from "../../adapter/types.ts";
-import type { LiveFilter, SeriesPage } from "../usage/series.ts";
-import { foldSql, idReads, liveParams, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
+import { foldSql, idReads, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
 
 /** Schema version that added activity (tables/activity-v3.ts; the lead numbers the combined step). */
 export const ACTIVITY_VERSION = 3;
@@ -217,16 +216,6 @@ export class Activity extends SeriesStore<
     if (info.changes === 0) return false;
     added(r);
     return true;
-  }
-
-  /** One keyset page of `live`: series with id > afterId, at most limit, each with its id. */
-  *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<ActivitySeriesRow & { readonly id: number }> {
-    this.fold();
-    const r = this.st.reads();
-    if (r !== undefined)
-      yield* r.page.iterate({ ...liveParams(f), ...page }) as IterableIterator<
-        ActivitySeriesRow & { id: number }
-      >;
   }
 
   /**

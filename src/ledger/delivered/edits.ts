@@ -9,8 +9,7 @@
  */
 import type Database from "better-sqlite3";
 import type { EditRecord } from "../../adapter/types.ts";
-import type { LiveFilter, SeriesPage } from "../usage/series.ts";
-import { foldSql, idReads, liveParams, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
+import { foldSql, idReads, SERIES_FOLDS_VERSION, SeriesStore } from "./series-store.ts";
 
 /** Schema version that added the edits (tables/edits-v3.ts). */
 export const EDITS_VERSION = 3;
@@ -205,16 +204,6 @@ export class Edits extends SeriesStore<
     if (r === undefined) return after;
     if (r.windowEnd === undefined) return Math.min(this.maxId(), after + maxEdits);
     return (r.windowEnd.get({ after, edits: maxEdits }) as { upTo: number }).upTo;
-  }
-
-  /** One keyset page of `live`: rows with id > afterId, at most limit, each with its id. */
-  *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<EditSeriesRow & { readonly id: number }> {
-    this.fold();
-    const r = this.st.reads();
-    if (r !== undefined)
-      yield* r.page.iterate({ ...liveParams(f), ...page }) as IterableIterator<
-        EditSeriesRow & { id: number }
-      >;
   }
 }
 

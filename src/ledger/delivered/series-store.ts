@@ -5,7 +5,7 @@
  * and the id-window reads (the highest id, every row).
  */
 import type Database from "better-sqlite3";
-import type { IdWindow, LiveFilter } from "../usage/series.ts";
+import type { IdWindow, LiveFilter, SeriesPage } from "../usage/series.ts";
 
 /** Schema version from which the series are folded at read, not upserted per commit (tables/series-folds-v7.ts). */
 export const SERIES_FOLDS_VERSION = 7;
@@ -68,10 +68,14 @@ export interface SeriesWrites {
   readonly fold: Database.Statement;
 }
 
-/** The reads both tables prepare: every series, the live ones, one id window's, the highest id, every row. */
+/**
+ * The reads both tables prepare: every series, the live ones, a keyset page of them (`id` first, with
+ * @afterId and @limit), one id window's, the highest id, every row.
+ */
 export interface SeriesReads extends ReturnType<typeof idReads> {
   readonly all: Database.Statement;
   readonly live: Database.Statement;
+  readonly page: Database.Statement;
   readonly delta: Database.Statement;
 }
 
@@ -166,6 +170,14 @@ export class SeriesStore<Row, W extends SeriesWrites, R extends SeriesReads> {
     this.fold();
     const r = this.st.reads();
     if (r !== undefined) yield* r.live.iterate(liveParams(f)) as IterableIterator<Row>;
+  }
+
+  /** One keyset page of `live`: series with id > afterId, at most limit, each with its id (a paged export). */
+  *livePage(f: LiveFilter, page: SeriesPage): IterableIterator<Row & { readonly id: number }> {
+    this.fold();
+    const r = this.st.reads();
+    if (r !== undefined)
+      yield* r.page.iterate({ ...liveParams(f), ...page }) as IterableIterator<Row & { id: number }>;
   }
 
   /** The records of one id window aggregated per series (delta). */
