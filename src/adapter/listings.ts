@@ -49,7 +49,9 @@ export const LISTING_CONFIRM_MS = 2000;
 
 /** A directory's identity and change times, as one string (plain stat numbers: no bigint needed). */
 export function dirMark(s: Stats): string {
-  return `${s.dev}:${s.ino}:${s.mtimeMs}:${s.ctimeMs}`;
+  // join, not a template: V8 keeps a template of this length as a rope of ~7 strings, and a
+  // backfill's walk keeps one mark per session folder (~4 MB more at 30,000 folders).
+  return [s.dev, s.ino, s.mtimeMs, s.ctimeMs].join(":");
 }
 
 /**

@@ -17,7 +17,8 @@
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type IndexRow, type QueryOutcome, queryImage } from "./index-query.ts";
+import type Database from "better-sqlite3";
+import { type IndexRow, openImage, type QueryOutcome, queryIndex } from "./index-query.ts";
 import {
   errnoOf,
   hasHotJournal,
@@ -80,6 +81,50 @@ function ioFailure(dbPath: string, e: unknown): IndexReadResult {
   return failure("unreadable", dbPath, `cannot read ${path} (${code ?? messageOf(e)}): ${fix}; ${WALK_NOTE}`);
 }
 
+function corrupt(dbPath: string, e: unknown): IndexReadResult {
+  return failure(
+    "corrupt",
+    dbPath,
+    `${dbPath} is not a readable SQLite database (${errnoOf(e) ?? "error"}: ${messageOf(e)}); restore it or let Cline recreate it; ${WALK_NOTE}`,
+    "in-memory",
+  );
+}
+
+/**
+ * The snapshot as an open in-memory connection (its committed WAL applied), or why not. The
+ * snapshot is this read's own, so its database buffer becomes the image when no WAL frame applies
+ * (applyWal `owned`); nothing here outlives the call but the connection.
+ */
+function openSnapshot(
+  dbPath: string,
+  walPath: string,
+  snap: Snapshot,
+): { readonly conn: Database.Database; readonly empty: boolean } | IndexReadResult {
+  let hot: boolean;
+  try {
+    hot = hasHotJournal(dbPath, snap.db);
+  } catch (e) {
+    return ioFailure(dbPath, e);
+  }
+  if (hot) {
+    return failure(
+      "locked",
+      dbPath,
+      `${dbPath}-journal holds an unfinished transaction; it is read again once Cline completes or reopens the database`,
+    );
+  }
+  const empty = snap.db.length === 0;
+  const replay = applyWal(snap.db, snap.wal, true);
+  if (replay.error !== undefined) {
+    return failure("corrupt", dbPath, `${walPath}: ${replay.error}; ${WALK_NOTE}`, "in-memory");
+  }
+  try {
+    return { conn: openImage(replay.image), empty: empty && replay.framesApplied === 0 };
+  } catch (e) {
+    return corrupt(dbPath, e);
+  }
+}
+
 /**
  * Reads the `sessions` table of `<dbDir>/sessions.db` (committed rows, including those only in
  * `sessions.db-wal`). Creates, locks and modifies nothing on disk; never rejects.
@@ -111,53 +156,34 @@ export async function readSessionIndex(
     }
 
     const timeoutMs = Math.max(0, opts?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
-    let taken: Retried<Snapshot>;
+    let taken: Retried<Snapshot> | undefined;
     try {
       taken = await retryUntil(() => trySnapshot(dbPath, walPath), timeoutMs);
     } catch (e) {
       return ioFailure(dbPath, e);
     }
-    const snap = taken.value;
-    if (snap === null) {
+    if (taken.value === null) {
       return failure(
         "locked",
         dbPath,
         `${dbPath} kept changing while being read (${taken.attempts} attempts in ${timeoutMs} ms: Cline is checkpointing); it is read again on the next scan`,
       );
     }
-
-    let hot: boolean;
-    try {
-      hot = hasHotJournal(dbPath, snap.db);
-    } catch (e) {
-      return ioFailure(dbPath, e);
-    }
-    if (hot) {
-      return failure(
-        "locked",
-        dbPath,
-        `${dbPath}-journal holds an unfinished transaction; it is read again once Cline completes or reopens the database`,
-      );
-    }
-
-    const replay = applyWal(snap.db, snap.wal);
-    if (replay.error !== undefined) {
-      return failure("corrupt", dbPath, `${walPath}: ${replay.error}; ${WALK_NOTE}`, "in-memory");
-    }
+    const opened = openSnapshot(dbPath, walPath, taken.value);
+    // The snapshot's buffers (the whole index, twice with a WAL) are garbage from here on, before
+    // the rows are built: SQLite holds its own copy of the image.
+    taken = undefined;
+    if (!("conn" in opened)) return opened;
     let outcome: QueryOutcome;
     try {
-      outcome = queryImage(replay.image);
+      outcome = queryIndex(opened.conn);
     } catch (e) {
-      const code = errnoOf(e);
-      return failure(
-        "corrupt",
-        dbPath,
-        `${dbPath} is not a readable SQLite database (${code ?? "error"}: ${messageOf(e)}); restore it or let Cline recreate it; ${WALK_NOTE}`,
-        "in-memory",
-      );
+      return corrupt(dbPath, e);
+    } finally {
+      opened.conn.close();
     }
     if (outcome.kind === "no-table") {
-      const what = snap.db.length === 0 && replay.framesApplied === 0 ? "is empty (0 bytes) and so " : "";
+      const what = opened.empty ? "is empty (0 bytes) and so " : "";
       return failure(
         "no-sessions-table",
         dbPath,

@@ -69,11 +69,13 @@ export function toRollbackMode(image: Buffer): void {
  * a bad magic, page size or header checksum means the WAL holds nothing; frames are read in order
  * until the first one whose salt or cumulative checksum fails; only frames up to the last commit
  * frame (non-zero "database size") count, and that commit's size is the database size.
- * Never mutates its inputs.
+ * Never mutates its inputs, unless `owned`: then `db` is the caller's own copy (a snapshot read for
+ * this replay alone) and, when no frame applies, becomes the image itself, switched to rollback
+ * mode in place: no second copy of the whole index (17 MB at 30,000 sessions).
  */
-export function applyWal(db: Buffer, wal: Buffer | null): WalReplay {
+export function applyWal(db: Buffer, wal: Buffer | null, owned = false): WalReplay {
   const base = (): WalReplay => {
-    const image = Buffer.from(db);
+    const image = owned ? db : Buffer.from(db);
     toRollbackMode(image);
     return { image, framesApplied: 0 };
   };
