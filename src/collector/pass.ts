@@ -8,6 +8,7 @@ import type {
 } from "../adapter/types.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
+import { loopTurn, turnDue } from "./yield.ts";
 
 /** The provider-request capture files of a pass, counted apart from the message documents. */
 export interface CaptureFileCounts {
@@ -220,9 +221,21 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
     batch = [];
     batchRows = 0;
   };
+  // A turn of the event loop (yield.ts) before each source, when one is due; a stop asked
+  // meanwhile is seen right after it. Not between the launches of a burst: the reader counts what
+  // is in flight there to decide on its worker (a burst of small documents read in this thread is
+  // ~30 ms, a backfill's commit ~40: docs/performance.md, "A pass gives the loop a turn").
+  let lastTurn = performance.now();
+  const turnThenStop = async (): Promise<boolean> => {
+    if (turnDue(performance.now() - lastTurn)) {
+      await loopTurn();
+      lastTurn = performance.now();
+    }
+    return opts.shouldStop?.() === true;
+  };
   for (let i = 0; i < sources.length; i++) {
     const source = sources[i] as Source;
-    if (opts.shouldStop?.()) break;
+    if (await turnThenStop()) break;
     // The source at hand and those after it up to the limit, in bursts (refilled from half the
     // limit) so an adapter may hand them on together.
     const limit = readAheadLimit(window, maxSourceRows);

@@ -239,6 +239,58 @@ describe("runPass", () => {
   });
 });
 
+describe("a pass whose reads never wait (in-thread reading)", () => {
+  /** `n` sources, each collected by `busyMs` of synchronous work and a settled promise: no I/O wait. */
+  const busyAdapter = (n: number, busyMs: number) => {
+    const state = { collected: 0 };
+    const sources: Source[] = Array.from({ length: n }, (_, i) => ({
+      adapterId: "cline",
+      path: `/x/s${i}/s${i}.messages.json`,
+      origin: "walk",
+      hint: {},
+    }));
+    const fake: Adapter = {
+      id: "cline",
+      discover: async () => ({ sources, problems: [] }),
+      collectIncremental: (source) => {
+        const until = performance.now() + busyMs;
+        while (performance.now() < until) {
+          // the scan of a document, in this thread
+        }
+        state.collected++;
+        return Promise.resolve(readEmpty(source));
+      },
+    };
+    return { fake, state };
+  };
+
+  it("gives the event loop a turn while it works: a timer runs before the pass ends", async () => {
+    const { fake, state } = busyAdapter(120, 2);
+    let seenAt: number | undefined;
+    setTimeout(() => {
+      seenAt = state.collected;
+    }, 0);
+    // One source at a time (launched, then awaited): as a pass whose read-ahead window is full.
+    const r = await runPass(fake, ledger, { readAhead: 1 });
+    expect(r.read).toBe(120);
+    // Without a turn the timer runs only once the whole pass has resolved (seenAt undefined here).
+    expect(seenAt).toBeDefined();
+    expect(seenAt).toBeLessThan(60);
+  });
+
+  it("a stop asked by a timer or a signal handler ends the pass at the next source, not at its end", async () => {
+    const { fake, state } = busyAdapter(200, 2);
+    let stop = false;
+    setTimeout(() => {
+      stop = true;
+    }, 30);
+    const r = await runPass(fake, ledger, { readAhead: 1, shouldStop: () => stop });
+    expect(stop).toBe(true);
+    expect(state.collected).toBeLessThan(120);
+    expect(r.read).toBeLessThan(120);
+  });
+});
+
 describe("index caching", () => {
   it("re-reads sessions.db only when it or its WAL changed", async () => {
     const { cachedIndexReader } = await import("../../src/adapter/cline/discover.ts");

@@ -4,11 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { cumulativeTotals, startReceiver, sumBy } from "../export/helpers/otlp-receiver.ts";
-import { onceArgs, otlpEnv, runCliAsync } from "./helpers/cli.ts";
+import { dirArgs, onceArgs, otlpEnv, runCliAsync, startDaemon } from "./helpers/cli.ts";
 import { e2eScratch } from "./helpers/scratch.ts";
 import { type SessionSpec, toolSession, truthByType, writeSession } from "./helpers/sessions.ts";
 
 const scratch = e2eScratch();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const session = (n: number, messages: number): SessionSpec => toolSession(n, messages, "rstrt");
 
@@ -73,4 +75,33 @@ describe("run --once when the collector is unreachable", () => {
     expect(up.status, up.stderr).toBe(0);
     expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truthByType(sessions));
   }, 60_000);
+});
+
+describe("SIGTERM during a backfill (reading in this thread, as on 2 cores)", () => {
+  it("stops at the next source instead of the end of the pass; a restart counts the rest exactly once", async () => {
+    const { work, sessionsDir } = scratch.withSessions("e2e-term-");
+    // Enough documents that the first pass lasts well over a second on this machine.
+    const sessions = Array.from({ length: 4000 }, (_, n) => session(n, 2));
+    for (const s of sessions) writeSession(sessionsDir, s);
+    const rx = scratch.receiver(await startReceiver());
+    const env = otlpEnv(rx.url);
+    const common = dirArgs(work, sessionsDir);
+    const d = startDaemon(["run", "--poll-interval", "60", ...common], env);
+    while (!d.log().includes(" running: ")) await sleep(10);
+    // Discovery of 4,000 folders, then into the pass: the stop lands while documents are read.
+    await sleep(300);
+    d.child.kill("SIGTERM");
+    const r = await d.done;
+    expect(r.status, r.stderr).toBe(0);
+    const line = /pass: (\d+) of (\d+) documents read/.exec(r.stderr);
+    expect(line, r.stderr).not.toBeNull();
+    const [read, total] = [Number(line?.[1]), Number(line?.[2])];
+    // Before the pass gave the loop turns, the handler ran only once all 4,000 were read.
+    expect(total).toBe(4000);
+    expect(read).toBeLessThan(total);
+    const once = await runCliAsync(["run", "--once", ...common], env);
+    expect(once.status, once.stderr).toBe(0);
+    expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truthByType(sessions));
+    console.log(`SIGTERM during a backfill: stopped after ${read} of ${total} documents`);
+  }, 120_000);
 });

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { loopTurn, turnDue, YIELD_EVERY_MS } from "../../src/collector/yield.ts";
+
+describe("turnDue", () => {
+  it("is due once the interval has passed since the last turn, not before", () => {
+    expect(turnDue(0)).toBe(false);
+    expect(turnDue(YIELD_EVERY_MS - 1)).toBe(false);
+    expect(turnDue(YIELD_EVERY_MS)).toBe(true);
+    expect(turnDue(5, 5)).toBe(true);
+    expect(turnDue(4, 5)).toBe(false);
+  });
+});
+
+describe("loopTurn", () => {
+  it("lets a due timer run before it resolves, from any phase (a settled promise does not)", async () => {
+    let fired = false;
+    setTimeout(() => {
+      fired = true;
+    }, 0);
+    // Let the 1 ms timer floor pass, synchronously.
+    const until = performance.now() + 3;
+    while (performance.now() < until) {
+      // busy
+    }
+    await Promise.resolve();
+    expect(fired).toBe(false);
+    await loopTurn();
+    expect(fired).toBe(true);
+  });
+
+  it("from a timer's callback too (where one setImmediate resolves before the next timers phase)", async () => {
+    const seen = await new Promise<boolean>((resolve) => {
+      setTimeout(() => {
+        let fired = false;
+        setTimeout(() => {
+          fired = true;
+        }, 0);
+        const until = performance.now() + 3;
+        while (performance.now() < until) {
+          // busy
+        }
+        void loopTurn().then(() => resolve(fired));
+      }, 0);
+    });
+    expect(seen).toBe(true);
+  });
+});
