@@ -545,6 +545,25 @@ describe("applyWal against SQLite's own WAL recovery", () => {
     expect(db.equals(db0) && wal.equals(wal0)).toBe(true);
   });
 
+  it("owned: the caller's database buffer becomes the image when no frame applies (no copy of the index)", async () => {
+    const src = track(tempDir());
+    writeAndAbandon(src, roots);
+    const db = readFileSync(join(src, DB));
+    const wal = readFileSync(join(src, WAL));
+    // Frames apply: a new image, the inputs untouched.
+    const db0 = Buffer.from(db);
+    const replayed = applyWal(db, wal, true);
+    expect(replayed.framesApplied).toBeGreaterThan(0);
+    expect(replayed.image).not.toBe(db);
+    expect(db.equals(db0)).toBe(true);
+    // No WAL: the very buffer, switched to rollback mode in place; read as the copy would be.
+    const copy = applyWal(db, null).image;
+    const own = applyWal(db, null, true).image;
+    expect(own).toBe(db);
+    expect(own.equals(copy)).toBe(true);
+    expect([own[18], own[19]]).toEqual([1, 1]);
+  });
+
   it("property: for random histories, page sizes, torn or damaged WAL tails, rows equal SQLite's", async () => {
     const op = fc.oneof(
       fc.record({
