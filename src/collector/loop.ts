@@ -5,9 +5,11 @@
  *
  * Watching drives the work. A pass started by events looks only at what the events named: it
  * reuses the last discovery unless an event said the set of sources changed, and a source in a
- * watched directory that no event named is "unchanged" without even a stat. The timer's sweep
- * (every `sweepIntervalMs` while every directory is watched, every `pollIntervalMs` otherwise)
- * is a full pass: discovery and a stat of every source, in case an event was lost.
+ * watched directory that no event named is "unchanged" without even a stat, and so is one in a
+ * directory the watcher left to the sweep (more source folders than watches: the oldest). The
+ * timer's sweep (every `sweepIntervalMs` while every directory is watched or left to the sweep,
+ * every `pollIntervalMs` otherwise) is a full pass: discovery and a stat of every source, in case
+ * an event was lost.
  */
 import { dirname } from "node:path";
 import type {
@@ -190,13 +192,16 @@ export class CollectorLoop {
 
   /**
    * A source an event pass need not look at: it has a checkpoint, it is not failing, its
-   * directory is watched and no event named it or its directory since the last pass.
+   * directory is watched (or left to the sweep by the watch budget) and no event named it or its
+   * directory since the last pass.
    */
   private isClean(source: Source, checkpoint: SourceCheckpoint | undefined): boolean {
     const s = this.scope;
     if (s.full || checkpoint === undefined || this.failing.has(source.path)) return false;
     const dir = dirname(source.path);
-    return this.watcher?.covers(dir) === true && !s.paths.has(source.path) && !s.dirs.has(dir);
+    const w = this.watcher;
+    if (w === undefined || !(w.covers(dir) || w.sweptOnly(dir))) return false;
+    return !s.paths.has(source.path) && !s.dirs.has(dir);
   }
 
   /** Number of passes finished so far. */

@@ -1,4 +1,4 @@
-import { existsSync, type FSWatcher, watch } from "node:fs";
+import { existsSync, type FSWatcher, statSync, watch } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { WatchPlan } from "../adapter/types.ts";
 import type { Logger } from "../util/log.ts";
@@ -29,11 +29,30 @@ export interface WatchOptions {
   readonly plans: readonly WatchPlan[];
   readonly onChange: (event: WatchEvent) => void;
   readonly logger: Logger;
-  /** Upper bound on watched source directories (inotify watches are a per-user kernel budget). */
+  /**
+   * Upper bound on watched source directories (inotify watches are a per-user kernel budget).
+   * Past it the newest directories are watched and the others left to the sweep (sweptOnly).
+   */
   readonly maxDirs?: number;
 }
 
 const DEFAULT_MAX_DIRS = 16_384;
+
+/**
+ * The `max` directories to watch out of `dirs`, newest first by modification time (a new session
+ * or task folder, or one a file was just created in), and the rest. A directory that cannot be
+ * stat-ed counts as the oldest. Ties keep their order.
+ */
+export function newestDirs(
+  dirs: readonly string[],
+  max: number,
+  mtimeOf: (dir: string) => number = (d) => statSync(d, { throwIfNoEntry: false })?.mtimeMs ?? 0,
+): { readonly watched: readonly string[]; readonly rest: readonly string[] } {
+  if (dirs.length <= max) return { watched: dirs, rest: [] };
+  const byAge = dirs.map((d, i) => ({ d, i, t: mtimeOf(d) }));
+  byAge.sort((a, b) => b.t - a.t || a.i - b.i);
+  return { watched: byAge.slice(0, max).map((x) => x.d), rest: byAge.slice(max).map((x) => x.d) };
+}
 
 /** The plan index of a source directory under no plan's sources root: any plan's source names. */
 const ANY_PLAN = -1;
@@ -55,13 +74,19 @@ interface Interest {
  * index files), any other dirs given, and the directory of every source. One inotify watch per
  * directory (not per file, as Node's recursive watch would make on Linux: 3x the watches for a
  * Cline tree) reports every in-place rewrite of the documents in it, and every rename onto one.
- * A directory that could not be watched (budget, permissions) makes the watch incomplete, and the
- * caller then polls.
+ * A directory that could not be watched (the kernel's budget, permissions) makes the watch
+ * incomplete, and the caller then polls. Source directories beyond `maxDirs` are not a failure:
+ * the newest are watched and the older ones, which Cline writes to the least, are left to the
+ * caller's sweep (sweptOnly); polling everything every few seconds instead cost an idle daemon
+ * 4.2 s of CPU a minute at 30,000 sessions (docs/performance.md, "More folders than watches").
  */
 export class DirWatcher {
   private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly key: string }>();
   private refused = false;
+  /** Source directories left unwatched by `maxDirs` at the last refresh (the oldest). */
+  private beyondCap: ReadonlySet<string> = new Set();
   private warned = false;
+  private noted = false;
   private closed = false;
   /** The sources roots' folders as last listed (a stat per root instead of a readdir). */
   private readonly rootListings = new Map<string, HeldSubdirectories>();
@@ -80,9 +105,17 @@ export class DirWatcher {
     return this.watchers.has(dir);
   }
 
-  /** Whether every directory asked for is watched (no budget or permission refusal). */
+  /**
+   * Whether every directory asked for is watched (no budget or permission refusal), but the
+   * oldest source directories left to the sweep by `maxDirs` (sweptOnly).
+   */
   get complete(): boolean {
     return !this.refused;
+  }
+
+  /** Whether `dir` is a source directory left unwatched by `maxDirs`: only the sweep looks at it. */
+  sweptOnly(dir: string): boolean {
+    return this.beyondCap.has(dir);
   }
 
   /**
@@ -117,21 +150,23 @@ export class DirWatcher {
     const roots = rootsKey(wanted);
     if (unchangedInputs(this.last, roots, listed, dirSet)) return [];
     const max = this.opts.maxDirs ?? DEFAULT_MAX_DIRS;
-    let sessions = 0;
     this.refused = false;
     this.last = undefined;
-    const folders: [string, number][] = listed.flatMap((l, i) => l.dirs.map((d): [string, number] => [d, i]));
+    // Each source folder once, with its plan (a listed folder's own, else by its parent).
+    const folders = new Map<string, number>();
+    listed.forEach((l, i) => {
+      for (const d of l.dirs) if (!wanted.has(d) && !folders.has(d)) folders.set(d, i);
+    });
     const rootIndex = new Map(plans.map((p, i) => [p.sourcesRoot, i]));
-    for (const d of dirSet) folders.push([d, rootIndex.get(dirname(d)) ?? ANY_PLAN]);
-    for (const [d, plan] of folders) {
-      if (wanted.has(d)) continue;
-      if (sessions >= max) {
-        this.refuse(`more than ${max} source directories`);
-        break;
-      }
-      want(d, { role: "session", plan });
-      sessions++;
-    }
+    for (const d of dirSet)
+      if (!wanted.has(d) && !folders.has(d)) folders.set(d, rootIndex.get(dirname(d)) ?? ANY_PLAN);
+    const { watched, rest } = newestDirs([...folders.keys()], max);
+    for (const d of watched) want(d, { role: "session", plan: folders.get(d) as number });
+    this.beyondCap = new Set(rest);
+    if (rest.length > 0)
+      this.note(
+        `watching the newest ${max} of ${folders.size} source directories (the watch budget); the other ${rest.length} are looked at by the periodic sweep`,
+      );
     for (const [dir, w] of this.watchers) {
       const now = wanted.get(dir);
       if (now === undefined || keyOf(now) !== w.key) {
@@ -163,6 +198,13 @@ export class DirWatcher {
     if (this.warned) return;
     this.warned = true;
     this.opts.logger.warn(`cannot watch every directory (${why}); polling picks up the rest`);
+  }
+
+  /** Said once: the source directories outgrew `maxDirs`. */
+  private note(what: string): void {
+    if (this.noted) return;
+    this.noted = true;
+    this.opts.logger.info(what);
   }
 
   private add(dir: string, interests: readonly Interest[]): boolean {
@@ -204,7 +246,8 @@ export class DirWatcher {
       return;
     }
     if (i.role === "sessions") {
-      // A new source folder: watch it at once so its first document write is seen.
+      // A new source folder: watch it at once so its first document write is seen (past
+      // `maxDirs` too: the next refresh leaves the then oldest to the sweep).
       if (this.add(path, [{ role: "session", plan: i.plan }])) this.opts.onChange({ path, rediscover: true });
       else this.opts.onChange({ rediscover: true });
       return;

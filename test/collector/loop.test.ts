@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createClineAdapter } from "../../src/adapter/cline/adapter.ts";
 import { createClineSurfaces } from "../../src/adapter/cline/captures/collect.ts";
 import type { ClinePaths } from "../../src/adapter/cline/paths.ts";
@@ -24,6 +24,17 @@ import { settledRequests, writeTask } from "../adapter/cline-tasks/helpers.ts";
 import { metricsFor, writeSession } from "../e2e/helpers/sessions.ts";
 import { event, observation } from "../helpers/events.ts";
 import { countingAdapter } from "./counting.ts";
+
+// A watch the kernel refuses (ENOSPC: the inotify budget spent by other programs), for one directory.
+const refused = vi.hoisted(() => ({ dir: undefined as string | undefined }));
+vi.mock("node:fs", async (original) => {
+  const fs = await original<typeof import("node:fs")>();
+  const watch = ((dir: string, ...rest: unknown[]) => {
+    if (dir === refused.dir) throw Object.assign(new Error(`ENOSPC: ${dir}`), { code: "ENOSPC" });
+    return (fs.watch as (...a: unknown[]) => unknown)(dir, ...rest);
+  }) as typeof fs.watch;
+  return { ...fs, default: { ...fs, watch }, watch };
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -127,6 +138,7 @@ const dirs: string[] = [];
 const loops: CollectorLoop[] = [];
 const ledgers: Ledger[] = [];
 afterEach(async () => {
+  refused.dir = undefined;
   for (const l of loops.splice(0)) await l.stop();
   for (const l of ledgers.splice(0)) l.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -506,17 +518,59 @@ describe("CollectorLoop: watching drives the work", () => {
     expect(n.discovers).toBe(discovers + 1);
   });
 
-  it("an incomplete watch (directory budget exceeded) falls back to polling", async () => {
+  it("more source folders than watches: the newest are watched, the oldest left to the sweep, no polling", async () => {
     const { sessions, db, paths } = clineDirs();
-    for (const id of ids.slice(0, 4)) writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(1) });
+    const four = ids.slice(0, 4);
+    for (const [i, id] of four.entries())
+      writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(1, i * 10) });
+    // Folder ages: ids[0] the oldest, ids[3] the newest.
+    for (const [i, id] of four.entries()) utimesSync(join(sessions, id), 1_000_000 + i, 1_000_000 + i);
+    const ledger = openLedger();
+    const logs: string[] = [];
+    const { adapter, n } = counting(createClineAdapter(paths));
+    const loop = loopOf(adapter, ledger, logs, {
+      watch: { ...watchPlan(sessions, db), maxDirs: 2 },
+      pollIntervalMs: 40,
+      sweepIntervalMs: 1500,
+    });
+    loop.start();
+    await settled(loop);
+    expect(logs.some((l) => l.includes("watching the newest 2 of 4 source directories"))).toBe(true);
+    expect(logs.some((l) => l.includes("cannot watch every directory"))).toBe(false);
+    // Idle: no pass every 40 ms (the poll), whatever is left to the sweep.
+    const passes = loop.passCount;
+    await sleep(500);
+    expect(loop.passCount).toBe(passes);
+    // The newest folder is watched: its rewrite is read by an event, that one document only.
+    n.discovers = 0;
+    n.looked.length = 0;
+    const newest = ids[3] as string;
+    writeSession(sessions, { sessionId: newest, cwd: "/w", messages: msgs(3, 30) });
+    await until("the newest rewrite", () => ledger.counts().events === 4 + 2, 1000);
+    await loop.idle();
+    expect(n.discovers).toBe(0);
+    expect(new Set(n.looked)).toEqual(new Set([join(sessions, newest, `${newest}.messages.json`)]));
+    // The oldest is left to the sweep: its rewrite is read by it (within 1.5 s), by no poll before.
+    const oldest = ids[0] as string;
+    const at = performance.now();
+    writeSession(sessions, { sessionId: oldest, cwd: "/w", messages: msgs(3, 0) });
+    await until("the oldest rewrite", () => ledger.counts().events === 6 + 2, 3000);
+    expect(n.discovers).toBe(1);
+    expect(performance.now() - at).toBeGreaterThan(200);
+  });
+
+  it("an incomplete watch (a directory refused) falls back to polling", async () => {
+    const { sessions, db, paths } = clineDirs();
+    for (const id of ids.slice(0, 2)) writeSession(sessions, { sessionId: id, cwd: "/w", messages: msgs(1) });
+    refused.dir = join(sessions, ids[1] as string);
     const logs: string[] = [];
     const loop = loopOf(createClineAdapter(paths), openLedger(), logs, {
-      watch: { ...watchPlan(sessions, db), maxDirs: 1 },
+      watch: watchPlan(sessions, db),
       pollIntervalMs: 40,
       sweepIntervalMs: 60_000,
     });
     loop.start();
-    await settled(loop);
+    await until("first pass", () => loop.passCount >= 1);
     const passes = loop.passCount;
     await until("polling passes", () => loop.passCount >= passes + 3, 2000);
     expect(logs.some((l) => l.includes("cannot watch every directory"))).toBe(true);

@@ -3,12 +3,12 @@
  * that wants it, a root not created yet is watched through its nearest existing ancestor for the
  * one name on the way to it, and a whole-file rewrite (temp file + rename) names the document.
  */
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { WatchPlan } from "../../src/adapter/types.ts";
-import { DirWatcher, type WatchEvent } from "../../src/collector/watch.ts";
+import { DirWatcher, newestDirs, type WatchEvent } from "../../src/collector/watch.ts";
 import { silentLogger } from "../../src/util/log.ts";
 
 const work = mkdtempSync(join(tmpdir(), "dir-watch-"));
@@ -100,5 +100,37 @@ describe("DirWatcher with several plans", () => {
     expect(w.covers(join(two, "items"))).toBe(true);
     expect(w.covers(home)).toBe(true);
     expect(w.covers(join(two))).toBe(true);
+  });
+});
+
+describe("newestDirs: which source folders the watch budget keeps", () => {
+  const age: Record<string, number> = { "/a": 30, "/b": 10, "/c": 20, "/d": 0, "/e": 20 };
+  const mtime = (d: string) => age[d] ?? 0;
+
+  it("within the budget: all, in their order", () => {
+    expect(newestDirs(["/b", "/a"], 2, mtime)).toEqual({ watched: ["/b", "/a"], rest: [] });
+  });
+
+  it("past it: the newest by mtime, ties in their order; the rest, newest first; an unstat-able folder is the oldest", () => {
+    expect(newestDirs(["/d", "/b", "/c", "/a", "/e", "/gone"], 3, mtime)).toEqual({
+      watched: ["/a", "/c", "/e"],
+      rest: ["/b", "/d", "/gone"],
+    });
+  });
+
+  it("with real folders: the one touched last is kept", () => {
+    const root = mkdtempSync(join(tmpdir(), "newest-"));
+    try {
+      const [x, y] = [join(root, "x"), join(root, "y")];
+      mkdirSync(x);
+      mkdirSync(y);
+      utimesSync(y, 1_000_000, 1_000_000);
+      expect(newestDirs([y, x, join(root, "none")], 1)).toEqual({
+        watched: [x],
+        rest: [y, join(root, "none")],
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
