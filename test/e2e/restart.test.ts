@@ -81,24 +81,26 @@ describe("SIGTERM during a backfill (reading in this thread, as on 2 cores)", ()
   it("stops at the next source instead of the end of the pass; a restart counts the rest exactly once", async () => {
     const { work, sessionsDir } = scratch.withSessions("e2e-term-");
     // Enough documents that the first pass lasts well over a second on this machine.
-    const sessions = Array.from({ length: 4000 }, (_, n) => session(n, 2));
+    const sessions = Array.from({ length: 6000 }, (_, n) => session(n, 2));
     for (const s of sessions) writeSession(sessionsDir, s);
     const rx = scratch.receiver(await startReceiver());
     const env = otlpEnv(rx.url);
     const common = dirArgs(work, sessionsDir);
     const d = startDaemon(["run", "--poll-interval", "60", ...common], env);
     while (!d.log().includes(" running: ")) await sleep(10);
-    // Discovery of 4,000 folders, then into the pass: the stop lands while documents are read.
-    await sleep(300);
+    // Discovery of 6,000 folders (~0.2 s), then into the pass (~2 s): the stop lands while documents
+    // are read, on a loaded machine too (both slow down alike).
+    await sleep(600);
     d.child.kill("SIGTERM");
     const r = await d.done;
     expect(r.status, r.stderr).toBe(0);
+    // A pass that committed nothing logs no info line (a stop at its very start, on a loaded machine).
     const line = /pass: (\d+) of (\d+) documents read/.exec(r.stderr);
-    expect(line, r.stderr).not.toBeNull();
-    const [read, total] = [Number(line?.[1]), Number(line?.[2])];
-    // Before the pass gave the loop turns, the handler ran only once all 4,000 were read.
-    expect(total).toBe(4000);
-    expect(read).toBeLessThan(total);
+    const read = line === null ? 0 : Number(line[1]);
+    if (line !== null) expect(Number(line[2])).toBe(6000);
+    // Before the pass gave the loop turns, the handler ran only once all 6,000 were read.
+    expect(read, r.stderr).toBeLessThan(6000);
+    const total = 6000;
     const once = await runCliAsync(["run", "--once", ...common], env);
     expect(once.status, once.stderr).toBe(0);
     expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truthByType(sessions));
