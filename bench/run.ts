@@ -21,6 +21,8 @@
  *   huge      6. peak RSS collecting one 1 GB document
  *   slow      7. a first export of a long history to a backend at 1 request/s and at 256 KB/s
  *   fold      8. folded series (session id off): the old whole fold vs the paged SQL fold, heap peaks
+ *   scale     9. `run --once` peak RSS at 10,000 and 30,000 sessions, and the idle daemon over 30,000
+ *                (more session folders than watches): issue 30's memory "at any history" (bench/cases/scale.ts)
  * Self-contained: corpora are generated under one temp dir and deleted, whatever happens.
  * Prints ONE table of medians and of ratios measured in the same run (absolute times on a
  * shared machine mean little), and writes it all as JSON to .bench-out/.
@@ -38,6 +40,7 @@ import { foldCase } from "./cases/fold.ts";
 import { idleCase } from "./cases/idle.ts";
 import { pickupCase } from "./cases/pickup.ts";
 import { ratiosCase } from "./cases/ratios.ts";
+import { scaleCase } from "./cases/scale.ts";
 import { scanCase } from "./cases/scan.ts";
 import { slowCase } from "./cases/slow.ts";
 import { startupCase } from "./cases/startup.ts";
@@ -174,6 +177,8 @@ async function runCase(
       return slowCase(sizes.slowSessions);
     case "fold":
       return foldCase(sizes.foldSessions);
+    case "scale":
+      return scaleCase(tmp, sizes);
     case "huge":
       return hugeCase({ tmp, bytes: sizes.hugeBytes, reps: sizes.hugeReps });
   }

@@ -107,7 +107,7 @@ export interface CliMeasurement {
 }
 
 /** The daemon, exporter off: passes and CPU over `seconds` after its first pass. */
-async function measureDaemon(
+export async function measureDaemon(
   clineDir: string,
   stateDir: string,
   seconds: number,

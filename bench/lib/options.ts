@@ -16,6 +16,7 @@ export const CASES = [
   "huge",
   "slow",
   "fold",
+  "scale",
 ] as const;
 export type CaseName = (typeof CASES)[number];
 
@@ -48,6 +49,8 @@ export interface Sizes {
   readonly slowSessions: number;
   /** The fold case: the two history sizes compared. */
   readonly foldSessions: readonly number[];
+  /** The scale case: the history sizes of its `run --once` runs (the daemon runs over the last). */
+  readonly scaleSessions: readonly number[];
 }
 
 export const FULL: Sizes = {
@@ -73,6 +76,7 @@ export const FULL: Sizes = {
   daemonSettle: true,
   slowSessions: 10_000,
   foldSessions: [2000, 10_000],
+  scaleSessions: [10_000, 30_000],
 };
 
 /** A smoke run of every case in about a minute (numbers indicative only). */
@@ -99,6 +103,7 @@ export const QUICK: Sizes = {
   daemonSettle: false,
   slowSessions: 500,
   foldSessions: [500, 2000],
+  scaleSessions: [1000, 3000],
 };
 
 /** Parses the command line; unknown case names are an error. */

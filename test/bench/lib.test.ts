@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mbPerThousand, measureScale } from "../../bench/cases/scale.ts";
 import { readAllRaw } from "../../bench/lib/child.ts";
 import {
   appendToDocument,
@@ -429,4 +430,34 @@ describe("storage-off patch (the floor build of docs/performance.md, 'The cold r
     expect(text).toMatch(/^\+const STORING_OFF = true;$/m);
     expect(text).toMatch(/^\+ {4}if \(STORING_OFF\) return/m);
   });
+});
+
+describe("the scale case (bench/cases/scale.ts)", () => {
+  it("mbPerThousand: the peak's growth between the first and the last size", () => {
+    const run = (sessions: number, onceRssMB: number) => ({
+      sessions,
+      documents: sessions,
+      onceRssMB,
+      onceMs: 1,
+    });
+    expect(mbPerThousand([run(10_000, 185), run(30_000, 245)])).toBeCloseTo(3, 9);
+    expect(mbPerThousand([run(10_000, 185)])).toBeUndefined();
+    expect(mbPerThousand([])).toBeUndefined();
+  });
+
+  it("measures each size's first export and the idle daemon over the last, with the built CLI", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "bench-scale-"));
+    try {
+      const m = await measureScale(tmp, { ...QUICK, scaleSessions: [20, 60], daemonSeconds: 1 });
+      expect(m.runs.map((r) => r.sessions)).toEqual([20, 60]);
+      for (const r of m.runs) {
+        expect(r.documents).toBeGreaterThanOrEqual(r.sessions);
+        expect(r.onceRssMB).toBeGreaterThan(20);
+      }
+      expect(m.daemon).toMatchObject({ sessions: 60, seconds: 1 });
+      expect(m.walkMs).toBeGreaterThan(0);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
