@@ -28,8 +28,13 @@ interface Dev {
   readonly messages: MsgSpec[];
 }
 
+// An hour before the run: a series whose last event is older than the series TTL (7 days) leaves the
+// Prometheus endpoint after its first scrape, so a fixed date would turn this test off a week later.
+const AT_MS = Date.now() - 3_600_000;
+
 const m = (id: string, input: number, output: number, cacheRead: number, cacheWrite: number): MsgSpec => ({
   id,
+  ts: AT_MS,
   model: "claude-sonnet-4-5-20250929",
   provider: "anthropic",
   // Cline's inputTokens include the cache counts (docs/cline-format.md).
