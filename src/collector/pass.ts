@@ -224,7 +224,8 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   // A turn of the event loop (yield.ts) before each source, when one is due; a stop asked
   // meanwhile is seen right after it. Not between the launches of a burst: the reader counts what
   // is in flight there to decide on its worker (a burst of small documents read in this thread is
-  // ~30 ms, a backfill's commit ~40: docs/performance.md, "A pass gives the loop a turn").
+  // ~30 ms, a backfill's commit ~40: docs/performance.md, "Memory at 30,000 sessions, and a pass
+  // that gives the loop a turn").
   let lastTurn = performance.now();
   const turnThenStop = async (): Promise<boolean> => {
     if (turnDue(performance.now() - lastTurn)) {
