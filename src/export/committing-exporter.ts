@@ -275,10 +275,20 @@ function withProgress(result: ExportResult, c: BackfillCount | undefined): Expor
   return { code: result.code, error: Object.assign(new Error(reason), { name: "PartialDelivery" }) };
 }
 
+/**
+ * ` of 40,000` while the pages are within the count taken when the export began; past it (a
+ * backfill kept committing while the export paged: its pages continue past the first count),
+ * ` (40,000 when the export began)`, never "12,000 of 4,000".
+ */
+function ofTotal(c: BackfillCount): string {
+  if (c.total === undefined) return "";
+  const total = c.total.toLocaleString("en-US");
+  return c.delivered <= c.total ? ` of ${total}` : ` (${total} when the export began)`;
+}
+
 /** `12,000 of 40,000 series delivered, the next export continues after them`. */
 export function countText(c: BackfillCount): string {
-  const of = c.total === undefined ? "" : ` of ${c.total.toLocaleString("en-US")}`;
-  return `${c.delivered.toLocaleString("en-US")}${of} series delivered, the next export continues after them`;
+  return `${c.delivered.toLocaleString("en-US")}${ofTotal(c)} series delivered, the next export continues after them`;
 }
 
 /** The start of a first (or resumed) export that takes more than one page. */
@@ -300,8 +310,7 @@ export function progressLine(
 ): string {
   const s = Math.max(0.001, (nowMs - startedMs) / 1000);
   const rate = `${Math.round(c.delivered / s).toLocaleString("en-US")} series/s`;
-  const of = c.total === undefined ? "" : ` of ${c.total.toLocaleString("en-US")}`;
   return done
     ? `export to ${target} in pages delivered: ${c.delivered.toLocaleString("en-US")} series in ${s.toFixed(0)} s (${rate})`
-    : `export to ${target} in pages: ${c.delivered.toLocaleString("en-US")}${of} series delivered (${rate})`;
+    : `export to ${target} in pages: ${c.delivered.toLocaleString("en-US")}${ofTotal(c)} series delivered (${rate})`;
 }

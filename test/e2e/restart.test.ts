@@ -12,6 +12,14 @@ const scratch = e2eScratch();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+async function until(cond: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
 const session = (n: number, messages: number): SessionSpec => toolSession(n, messages, "rstrt");
 
 describe.each([
@@ -105,5 +113,37 @@ describe("SIGTERM during a backfill (reading in this thread, as on 2 cores)", ()
     expect(once.status, once.stderr).toBe(0);
     expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truthByType(sessions));
     console.log(`SIGTERM during a backfill: stopped after ${read} of ${total} documents`);
+  }, 120_000);
+
+  it("exports run during a backfill read in this thread, and the totals stay exact", async () => {
+    const { work, sessionsDir } = scratch.withSessions("e2e-export-mid-");
+    const sessions = Array.from({ length: 6000 }, (_, n) => session(n, 2));
+    for (const s of sessions) writeSession(sessionsDir, s);
+    const rx = scratch.receiver(await startReceiver());
+    const env = otlpEnv(rx.url, { OTEL_METRIC_EXPORT_INTERVAL: "250" });
+    const d = startDaemon(["run", "--poll-interval", "60", ...dirArgs(work, sessionsDir)], env);
+    const passLine = /pass: \d+ of \d+ documents read/;
+    while (!passLine.test(d.log())) {
+      if (d.child.exitCode !== null) throw new Error(`the daemon exited: ${d.log()}`);
+      await sleep(20);
+    }
+    // Requests received by the end of the first pass: before the turns, the export timer could not
+    // fire until the pass was over (at most one slipped into this poll's 20 ms).
+    const duringPass = rx.requests.length;
+    await until(() => rx.requests.length > duringPass + 1);
+    d.child.kill("SIGTERM");
+    const r = await d.done;
+    expect(r.status, r.stderr).toBe(0);
+    expect(duringPass, r.stderr).toBeGreaterThanOrEqual(2);
+    // The pages went on past the count taken when the export began: never logged as "N of T", N > T.
+    for (const [, n, t] of r.stderr.matchAll(/([\d,]+) of ([\d,]+) series/g))
+      expect(Number(n?.replaceAll(",", "")), r.stderr).toBeLessThanOrEqual(Number(t?.replaceAll(",", "")));
+    // The final export's deadline (the 250 ms interval) may cut it: the next run sends the rest.
+    const once = await runCliAsync(["run", "--once", ...dirArgs(work, sessionsDir)], env);
+    expect(once.status, once.stderr).toBe(0);
+    expect(sumBy(cumulativeTotals(rx.points, "cline.token.usage"), "type")).toEqual(truthByType(sessions));
+    const ours = rx.points.filter((p) => p.scope === "cline-otel");
+    expect(new Set(ours.map((p) => p.startNs)).size).toBe(1);
+    console.log(`exports during a backfill: ${duringPass} requests before its pass line, totals exact`);
   }, 120_000);
 });
