@@ -70,6 +70,18 @@ export function runNode(args: readonly string[], env: NodeJS.ProcessEnv, probeFi
   });
 }
 
+/** `run --once` exporting metrics only to the local receiver at `url`, with room for a long first export. */
+export function onceEnv(url: string): NodeJS.ProcessEnv {
+  return cleanEnv({
+    OTEL_EXPORTER_OTLP_ENDPOINT: url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+    OTEL_LOGS_EXPORTER: "none",
+    OTEL_TRACES_EXPORTER: "none",
+    OTEL_METRIC_EXPORT_TIMEOUT: "120000",
+    OTEL_EXPORTER_OTLP_TIMEOUT: "120000",
+  });
+}
+
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -191,14 +203,7 @@ export async function measureCli(tmp: string, sizes: Sizes): Promise<CliMeasurem
     );
 
     // run --once: the first export of everything, then the one with every series expired.
-    const otlpEnv = cleanEnv({
-      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
-      OTEL_LOGS_EXPORTER: "none",
-      OTEL_TRACES_EXPORTER: "none",
-      OTEL_METRIC_EXPORT_TIMEOUT: "120000",
-      OTEL_EXPORTER_OTLP_TIMEOUT: "120000",
-    });
+    const otlpEnv = onceEnv(rx.url);
     const onceState = fresh();
     const once = () =>
       runNode(

@@ -14,7 +14,7 @@ import { countingReceiver } from "../lib/receiver.ts";
 import type { CaseResult, Row } from "../lib/report.ts";
 import { fmt, median } from "../lib/stats.ts";
 import { statWalk } from "../lib/walk.ts";
-import { BIN, cleanEnv, measureDaemon, runNode } from "./cli.ts";
+import { BIN, measureDaemon, onceEnv, runNode } from "./cli.ts";
 
 export interface ScaleRun {
   readonly sessions: number;
@@ -33,14 +33,7 @@ export async function measureScale(tmp: string, sizes: Sizes): Promise<ScaleMeas
   const dir = mkdtempSync(join(tmp, "scale-"));
   const rx = await countingReceiver();
   try {
-    const env = cleanEnv({
-      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
-      OTEL_LOGS_EXPORTER: "none",
-      OTEL_TRACES_EXPORTER: "none",
-      OTEL_METRIC_EXPORT_TIMEOUT: "120000",
-      OTEL_EXPORTER_OTLP_TIMEOUT: "120000",
-    });
+    const env = onceEnv(rx.url);
     const probe = join(dir, "probe.jsonl");
     const runs: ScaleRun[] = [];
     let last: { clineDir: string; sessionsDir: string; sessions: number } | undefined;

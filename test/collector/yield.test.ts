@@ -11,35 +11,33 @@ describe("turnDue", () => {
   });
 });
 
+/** A 0 ms timer set now, made due by a busy wait past the 1 ms timer floor: its flag. */
+function dueTimer(): { fired: boolean } {
+  const flag = { fired: false };
+  setTimeout(() => {
+    flag.fired = true;
+  }, 0);
+  const until = performance.now() + 3;
+  while (performance.now() < until) {
+    // busy, as a pass reading in this thread
+  }
+  return flag;
+}
+
 describe("loopTurn", () => {
   it("lets a due timer run before it resolves, from any phase (a settled promise does not)", async () => {
-    let fired = false;
-    setTimeout(() => {
-      fired = true;
-    }, 0);
-    // Let the 1 ms timer floor pass, synchronously.
-    const until = performance.now() + 3;
-    while (performance.now() < until) {
-      // busy
-    }
+    const flag = dueTimer();
     await Promise.resolve();
-    expect(fired).toBe(false);
+    expect(flag.fired).toBe(false);
     await loopTurn();
-    expect(fired).toBe(true);
+    expect(flag.fired).toBe(true);
   });
 
   it("from a timer's callback too (where one setImmediate resolves before the next timers phase)", async () => {
     const seen = await new Promise<boolean>((resolve) => {
       setTimeout(() => {
-        let fired = false;
-        setTimeout(() => {
-          fired = true;
-        }, 0);
-        const until = performance.now() + 3;
-        while (performance.now() < until) {
-          // busy
-        }
-        void loopTurn().then(() => resolve(fired));
+        const flag = dueTimer();
+        void loopTurn().then(() => resolve(flag.fired));
       }, 0);
     });
     expect(seen).toBe(true);
