@@ -82,7 +82,12 @@ export type QueryOutcome =
 export function openImage(image: Buffer): Database.Database {
   const Sqlite = requireModule("better-sqlite3") as typeof Database;
   const conn = new Sqlite(image, { readonly: true });
-  conn.pragma("query_only = 1");
+  try {
+    conn.pragma("query_only = 1");
+  } catch (e) {
+    conn.close();
+    throw e;
+  }
   return conn;
 }
 
