@@ -71,6 +71,8 @@ describe("docker-compose.yml", () => {
       true,
     );
     expect(f?.environment?.OTEL_SERVICE_NAME).toBe("cline-otel-fixtures");
+    // Recorded history never ages out of the demo: past the TTL its series would be sent once.
+    expect(Number(f?.environment?.CLINE_OTEL_SERIES_TTL)).toBeGreaterThan(50 * 365 * 86_400);
   });
 
   it("passes with the Honeycomb override when HONEYCOMB_API_KEY is set, and refuses without it", () => {

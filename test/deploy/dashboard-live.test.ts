@@ -17,7 +17,7 @@ import {
   REPO,
   substitute,
 } from "./support/dashboard.ts";
-import { runFixturesScript } from "./support/fixtures-script.ts";
+import { fixturesSeriesTtl, runFixturesScript } from "./support/fixtures-script.ts";
 import { freePort, type Managed, productEnv, startManaged, waitFor } from "./support/processes.ts";
 import { type RunningPrometheus, startPrometheus } from "./support/prometheus.ts";
 
@@ -96,6 +96,9 @@ beforeAll(async () => {
         OTEL_METRICS_EXPORTER: "prometheus",
         // As the demo runs it (docker-compose.yml): the per-session panels and variable need it.
         OTEL_METRICS_INCLUDE_SESSION_ID: "true",
+        // The recorded sessions are older than the default 7-day TTL: without the demo's own TTL
+        // their series leave /metrics after the first scrape (this failed from 2026-12-07).
+        CLINE_OTEL_SERIES_TTL: fixturesSeriesTtl(),
         OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
         OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
       }),

@@ -32,3 +32,17 @@ export function fixturesScript(fixtures: string, clineDir: string): string {
 export function runFixturesScript(fixtures: string, clineDir: string) {
   return spawnSync("/bin/sh", ["-ec", fixturesScript(fixtures, clineDir)], { encoding: "utf8" });
 }
+
+/**
+ * The `cline-otel-fixtures` service's own CLINE_OTEL_SERIES_TTL, so a test over the recorded
+ * sessions keeps their series as the demo does, whatever today's date.
+ */
+export function fixturesSeriesTtl(): string {
+  const compose = parse(readFileSync(join(REPO, "docker-compose.yml"), "utf8")) as {
+    services: Record<string, { environment?: Record<string, string> }>;
+  };
+  const ttl = compose.services["cline-otel-fixtures"]?.environment?.CLINE_OTEL_SERIES_TTL;
+  if (ttl === undefined)
+    throw new Error("docker-compose.yml's cline-otel-fixtures sets no CLINE_OTEL_SERIES_TTL");
+  return ttl;
+}
