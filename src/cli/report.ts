@@ -100,7 +100,7 @@ export function reportCommand(): Command {
     try {
       if (collect) {
         const progress = createProgress(process.stderr, "collecting");
-        const adapter = (await loadSurfaces())(config, ledger.listings);
+        const adapter = (await loadSurfaces())(config, ledger.listings, { onePass: true });
         const pass = await runPass(adapter, ledger, { onProgress: progress.update });
         progress.finish();
         const lines = summarizeProblems(pass.problems);

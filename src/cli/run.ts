@@ -107,23 +107,29 @@ async function runOnce(
 ): Promise<void> {
   const { CollectorLoop, createSurfaces } = await collectionModules();
   const progress = createProgress(process.stderr, "collecting");
-  const surfaces = createSurfaces(config, ledger.listings);
-  const loop = new CollectorLoop(surfaces, ledger, {
-    pollIntervalMs: config.pollIntervalMs,
-    logger,
-    progress,
-    onPass: (r) => pipeline.recordPass(r),
-  });
+  let loop: InstanceType<typeof CollectorLoop> | undefined = new CollectorLoop(
+    createSurfaces(config, ledger.listings, { onePass: true }),
+    ledger,
+    {
+      pollIntervalMs: config.pollIntervalMs,
+      logger,
+      progress,
+      onPass: (r) => pipeline.recordPass(r),
+    },
+  );
   const signals = onStopSignal(() => {
     const s = config.export.timeoutMs / 1000;
     logger.info(
       `stopping after the current document; the final export still runs (no new request after ${s}s; what was delivered is kept)`,
     );
     pipeline.stopWithin(config.export.timeoutMs);
-    void loop.stop();
+    void loop?.stop();
   });
   try {
     await loop.runOnce();
+    // No pass follows: what the adapters keep for the next one (listings, index rows, the last
+    // discovery: ~1 KB a document) is let go before the export's peak.
+    loop = undefined;
     if (pipeline.prometheusUrl !== undefined) logger.info("--once does not wait for a Prometheus scrape");
     const outcome = await pipeline.shutdown();
     if (!outcome.ok) throw new ReportedError(undelivered(outcome));

@@ -7,7 +7,14 @@ import {
   collectCompactionIncremental,
   compactionSources,
 } from "./compaction/collect.ts";
-import { discoverCline, discoveryMemos, flushDiscoveryMemos, walkFacts, walkSessions } from "./discover.ts";
+import {
+  type DiscoveryMemos,
+  discoverCline,
+  discoveryMemos,
+  flushDiscoveryMemos,
+  walkFacts,
+  walkSessions,
+} from "./discover.ts";
 import { discoveryHold, sameCompactions } from "./held-discovery.ts";
 import { walkHold } from "./held-walk.ts";
 import { cachedIndexReader, type IndexReader } from "./index-db.ts";
@@ -17,6 +24,15 @@ import { encodeQuietTree, QUIET_TREE_SCOPE, quietTreeHolds } from "./quiet-tree.
 import { CLINE_ADAPTER_ID } from "./types.ts";
 
 export { collectDocument } from "./document.ts";
+
+export interface ClineAdapterOptions {
+  /**
+   * The process runs one pass and no other (`run --once`, `report`): nothing is kept in memory
+   * for a next pass (the folders' listings, the last walk and discovery: ~1 KB a document), only
+   * what this pass reads from the ledger and writes back to it.
+   */
+  readonly onePass?: boolean;
+}
 
 /**
  * `readIndex`: share one with the captures surface so the index is read once per change.
@@ -28,8 +44,12 @@ export function createClineAdapter(
   readIndex: IndexReader = cachedIndexReader(),
   listings?: ListingStore,
   now: () => number = Date.now,
+  opts: ClineAdapterOptions = {},
 ): Adapter {
-  const memos = discoveryMemos(listings, now);
+  const keep = opts.onePass !== true;
+  const kept = keep ? discoveryMemos(listings, now) : undefined;
+  // One pass: loaded from the store by each discovery, written back, and let go with it.
+  const memosNow = (): DiscoveryMemos => kept ?? discoveryMemos(listings, now);
   // The facts a quiet discovery relies on (quiet.ts); only with a store that outlives the process.
   const quiet = listings === undefined ? undefined : listingMemo(QUIET_SCOPE, listings, now);
   const sessionsDir = paths.sessions.path;
@@ -46,6 +66,7 @@ export function createClineAdapter(
   /** Real hints for sources of a quiet discovery, built only if one is ever collected. */
   let built: Promise<ReadonlyMap<string, Source>> | undefined;
   const withHint = async (source: Source): Promise<Source> => {
+    const memos = memosNow();
     built ??= discoverCline(paths, readIndex, memos.sidecars, undefined, memos.dirs).then(
       (d) => new Map(d.sources.map((s) => [s.path, s])),
     );
@@ -59,6 +80,7 @@ export function createClineAdapter(
     async discover(known) {
       verified = undefined;
       built = undefined;
+      const memos = memosNow();
       const problems: Problem[] = [];
       // The snapshot first (quiet-tree.ts): a tree proved unchanged lists no source at all.
       let snapshotStored = false;
@@ -78,7 +100,14 @@ export function createClineAdapter(
       const listed = new Set<string>();
       const walkProblems: Problem[] = [];
       const facts = known !== undefined && listings !== undefined ? walkFacts() : undefined;
-      const docs = walkSessions(sessionsDir, walkProblems, listed, memos.dirs, facts, walks);
+      const docs = walkSessions(
+        sessionsDir,
+        walkProblems,
+        listed,
+        memos.dirs,
+        facts,
+        keep ? walks : undefined,
+      );
       const walk = { docs, problems: walkProblems };
       // Gate first: with the checkpoints and a walk that re-listed nothing, an unchanged tree
       // builds no source's hint and decodes no index (quiet.ts).
@@ -105,7 +134,15 @@ export function createClineAdapter(
         }
       } else {
         const marks = quiet === undefined ? undefined : indexMarks(paths.db.path, now);
-        const full = await discoverCline(paths, readIndex, memos.sidecars, listed, memos.dirs, walk, hold);
+        const full = await discoverCline(
+          paths,
+          readIndex,
+          memos.sidecars,
+          listed,
+          memos.dirs,
+          walk,
+          keep ? hold : undefined,
+        );
         found = full;
         if (quiet !== undefined && marks !== undefined) {
           const own = full.problems.filter((p) => !walkProblems.includes(p));
@@ -153,7 +190,7 @@ export function createClineAdapter(
         last !== undefined && last.found === found && sameCompactions(last.compactions, compactions)
           ? last.sources
           : [...found.sources, ...compactions];
-      listedLast = { found, compactions, sources };
+      if (keep) listedLast = { found, compactions, sources };
       return { sources, problems };
     },
     async collectIncremental(source, checkpoint) {

@@ -324,6 +324,9 @@ export async function discoverCline(
     // A whole read that skipped rows (no session_id): counted too.
     problems.push({ path: index.dbPath, code: "index-rows-skipped", detail: index.problem });
   }
+  if (index.copyProblem !== undefined) {
+    problems.push({ path: index.dbPath, code: "index-copy", detail: index.copyProblem });
+  }
   if (index.cacheProblem !== undefined) {
     problems.push({ path: index.dbPath, code: "index-not-remembered", detail: index.cacheProblem });
   }

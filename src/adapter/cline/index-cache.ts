@@ -121,7 +121,7 @@ export function decodeIndex(dbPath: string, stored: string): IndexReadResult | u
       source: text(c[k + 9] as number),
     });
   }
-  return { status: "ok", dbPath, rows, strategy: "in-memory", ...(problem !== null ? { problem } : {}) };
+  return { status: "ok", dbPath, rows, strategy: "remembered", ...(problem !== null ? { problem } : {}) };
 }
 
 /**

@@ -18,12 +18,14 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
+import { type CopySnapshot, prepareCopy, privateCopyDir, tryCopySnapshot } from "./index-copy.ts";
 import { type IndexRow, openImage, type QueryOutcome, queryIndex } from "./index-query.ts";
 import {
   errnoOf,
   hasHotJournal,
   messageOf,
   type Retried,
+  readHead,
   retryUntil,
   type Snapshot,
   trySnapshot,
@@ -40,10 +42,15 @@ export interface IndexReadResult {
   readonly status: IndexStatus;
   readonly dbPath: string;
   readonly rows: readonly IndexRow[];
-  /** How it was read: always an in-memory image here; "none" when nothing could be read. */
-  readonly strategy: "live-wal" | "in-memory" | "private-copy" | "none";
+  /** How it was read: a private copy on disk, else an image in memory; "none" when nothing could be read. */
+  readonly strategy: "private-copy" | "in-memory" | "remembered" | "none";
   /** One line naming the file and the fix, when status != ok (or when rows were skipped). */
   readonly problem?: string;
+  /**
+   * Set when the index could not be read from a private copy (readFromCopy), only from memory, or
+   * when a killed read's copy could not be removed.
+   */
+  readonly copyProblem?: string;
   /** Set when a read could not be remembered for the next process (index-cache.ts). */
   readonly cacheProblem?: string;
 }
@@ -81,12 +88,16 @@ function ioFailure(dbPath: string, e: unknown): IndexReadResult {
   return failure("unreadable", dbPath, `cannot read ${path} (${code ?? messageOf(e)}): ${fix}; ${WALK_NOTE}`);
 }
 
-function corrupt(dbPath: string, e: unknown): IndexReadResult {
+function corrupt(
+  dbPath: string,
+  e: unknown,
+  strategy: IndexReadResult["strategy"] = "in-memory",
+): IndexReadResult {
   return failure(
     "corrupt",
     dbPath,
     `${dbPath} is not a readable SQLite database (${errnoOf(e) ?? "error"}: ${messageOf(e)}); restore it or let Cline recreate it; ${WALK_NOTE}`,
-    "in-memory",
+    strategy,
   );
 }
 
@@ -106,13 +117,7 @@ function openSnapshot(
   } catch (e) {
     return ioFailure(dbPath, e);
   }
-  if (hot) {
-    return failure(
-      "locked",
-      dbPath,
-      `${dbPath}-journal holds an unfinished transaction; it is read again once Cline completes or reopens the database`,
-    );
-  }
+  if (hot) return hotJournal(dbPath);
   const empty = snap.db.length === 0;
   const replay = applyWal(snap.db, snap.wal, true);
   if (replay.error !== undefined) {
@@ -125,9 +130,141 @@ function openSnapshot(
   }
 }
 
+function hotJournal(dbPath: string): IndexReadResult {
+  return failure(
+    "locked",
+    dbPath,
+    `${dbPath}-journal holds an unfinished transaction; it is read again once Cline completes or reopens the database`,
+  );
+}
+
+function keptChanging(dbPath: string, attempts: number, timeoutMs: number): IndexReadResult {
+  return failure(
+    "locked",
+    dbPath,
+    `${dbPath} kept changing while being read (${attempts} attempts in ${timeoutMs} ms: Cline is checkpointing); it is read again on the next scan`,
+  );
+}
+
+/** The rows of an open snapshot (closed here), as the read's result. */
+function rowsOf(
+  dbPath: string,
+  opened: { readonly conn: Database.Database; readonly empty: boolean },
+  strategy: IndexReadResult["strategy"],
+): IndexReadResult {
+  let outcome: QueryOutcome;
+  try {
+    outcome = queryIndex(opened.conn);
+  } catch (e) {
+    return corrupt(dbPath, e);
+  } finally {
+    opened.conn.close();
+  }
+  if (outcome.kind === "no-table") {
+    const what = opened.empty ? "is empty (0 bytes) and so " : "";
+    return failure(
+      "no-sessions-table",
+      dbPath,
+      `${dbPath} ${what}${outcome.why}: not a Cline CLI session index (or not written yet); ${WALK_NOTE}`,
+      strategy,
+    );
+  }
+  const result: IndexReadResult = { status: "ok", dbPath, rows: outcome.rows, strategy };
+  return outcome.skipped === 0
+    ? result
+    : { ...result, problem: `${dbPath}: skipped ${outcome.skipped} sessions rows without a session_id` };
+}
+
+/** The index from an image in memory (the snapshot's bytes, its WAL applied). */
+async function readFromImage(dbPath: string, walPath: string, timeoutMs: number): Promise<IndexReadResult> {
+  let taken: Retried<Snapshot> | undefined;
+  try {
+    taken = await retryUntil(() => trySnapshot(dbPath, walPath), timeoutMs);
+  } catch (e) {
+    return ioFailure(dbPath, e);
+  }
+  if (taken.value === null) return keptChanging(dbPath, taken.attempts, timeoutMs);
+  const opened = openSnapshot(dbPath, walPath, taken.value);
+  // The snapshot's buffers (the whole index, twice with a WAL) are garbage from here on, before
+  // the rows are built: SQLite holds its own copy of the image.
+  taken = undefined;
+  if (!("conn" in opened)) return opened;
+  return rowsOf(dbPath, opened, "in-memory");
+}
+
+/** Why no private copy was read (readFromCopy): the index is then read in memory, the same rows. */
+interface NoCopy {
+  readonly noCopy: string;
+}
+
+/**
+ * The index from a private copy on disk (index-copy.ts), or why none could be made or prepared
+ * (no writable temp dir, a full disk, or Cline's file itself unreadable): the caller then reads it
+ * in memory, which also names any fault of Cline's own files.
+ */
+async function readFromCopy(
+  dbPath: string,
+  walPath: string,
+  timeoutMs: number,
+): Promise<IndexReadResult | NoCopy> {
+  let scratch: ReturnType<typeof privateCopyDir>;
+  try {
+    scratch = privateCopyDir();
+  } catch (e) {
+    return { noCopy: `no private temp dir (${errnoOf(e) ?? messageOf(e)})` };
+  }
+  const leftovers = scratch.stale;
+  try {
+    const copy = join(scratch.dir, SESSIONS_DB);
+    let taken: Retried<CopySnapshot>;
+    try {
+      taken = await retryUntil(() => tryCopySnapshot(dbPath, walPath, copy), timeoutMs);
+    } catch (e) {
+      return { noCopy: `copying it to ${scratch.dir} failed (${errnoOf(e) ?? messageOf(e)})` };
+    }
+    if (taken.value === null) return keptChanging(dbPath, taken.attempts, timeoutMs);
+    const head = readHead(copy, 20) ?? Buffer.alloc(0);
+    let hot: boolean;
+    try {
+      hot = hasHotJournal(dbPath, head);
+    } catch (e) {
+      return ioFailure(dbPath, e);
+    }
+    if (hot) return hotJournal(dbPath);
+    let replay: { framesApplied: number; error?: string };
+    try {
+      replay = prepareCopy(taken.value);
+    } catch (e) {
+      return { noCopy: `writing the WAL onto the copy failed (${errnoOf(e) ?? messageOf(e)})` };
+    }
+    if (replay.error !== undefined) {
+      return failure("corrupt", dbPath, `${walPath}: ${replay.error}; ${WALK_NOTE}`, "private-copy");
+    }
+    let conn: Database.Database;
+    try {
+      conn = openImage(copy);
+    } catch (e) {
+      return corrupt(dbPath, e, "private-copy");
+    }
+    const result = rowsOf(
+      dbPath,
+      { conn, empty: head.length === 0 && replay.framesApplied === 0 },
+      "private-copy",
+    );
+    return leftovers.length === 0
+      ? result
+      : {
+          ...result,
+          copyProblem: `copies of the index left by killed reads could not be removed: ${leftovers.join(", ")}; remove them`,
+        };
+  } finally {
+    scratch.dispose();
+  }
+}
+
 /**
  * Reads the `sessions` table of `<dbDir>/sessions.db` (committed rows, including those only in
- * `sessions.db-wal`). Creates, locks and modifies nothing on disk; never rejects.
+ * `sessions.db-wal`). Creates, locks and modifies nothing under Cline's directories; never rejects.
  */
 export async function readSessionIndex(
   dbDir: string,
@@ -154,47 +291,17 @@ export async function readSessionIndex(
       }
       return ioFailure(dbPath, e);
     }
-
     const timeoutMs = Math.max(0, opts?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
-    let taken: Retried<Snapshot> | undefined;
-    try {
-      taken = await retryUntil(() => trySnapshot(dbPath, walPath), timeoutMs);
-    } catch (e) {
-      return ioFailure(dbPath, e);
-    }
-    if (taken.value === null) {
-      return failure(
-        "locked",
-        dbPath,
-        `${dbPath} kept changing while being read (${taken.attempts} attempts in ${timeoutMs} ms: Cline is checkpointing); it is read again on the next scan`,
-      );
-    }
-    const opened = openSnapshot(dbPath, walPath, taken.value);
-    // The snapshot's buffers (the whole index, twice with a WAL) are garbage from here on, before
-    // the rows are built: SQLite holds its own copy of the image.
-    taken = undefined;
-    if (!("conn" in opened)) return opened;
-    let outcome: QueryOutcome;
-    try {
-      outcome = queryIndex(opened.conn);
-    } catch (e) {
-      return corrupt(dbPath, e);
-    } finally {
-      opened.conn.close();
-    }
-    if (outcome.kind === "no-table") {
-      const what = opened.empty ? "is empty (0 bytes) and so " : "";
-      return failure(
-        "no-sessions-table",
-        dbPath,
-        `${dbPath} ${what}${outcome.why}: not a Cline CLI session index (or not written yet); ${WALK_NOTE}`,
-        "in-memory",
-      );
-    }
-    const result: IndexReadResult = { status: "ok", dbPath, rows: outcome.rows, strategy: "in-memory" };
-    return outcome.skipped === 0
-      ? result
-      : { ...result, problem: `${dbPath}: skipped ${outcome.skipped} sessions rows without a session_id` };
+    const fromCopy = await readFromCopy(dbPath, walPath, timeoutMs);
+    if (!("noCopy" in fromCopy)) return fromCopy;
+    const inMemory = await readFromImage(dbPath, walPath, timeoutMs);
+    // Said only when the image read, so the copy's failure was ours (the temp dir), not Cline's file.
+    return inMemory.status === "ok" || inMemory.status === "no-sessions-table"
+      ? {
+          ...inMemory,
+          copyProblem: `${fromCopy.noCopy}; read in memory instead (the same rows, the index's size more memory): point TMPDIR at a writable directory`,
+        }
+      : inMemory;
   } catch (e) {
     // Last resort so the caller never sees an exception; the message says what went wrong.
     return failure(
@@ -207,6 +314,9 @@ export async function readSessionIndex(
 
 /** Reads the index of a db dir; tests substitute synchronous fakes. */
 export type IndexReader = (dbDir: string) => Promise<IndexReadResult>;
+
+/** An IndexReader that keeps its last read; `forget` lets it go (the next call reads again). */
+export type CachedIndexReader = IndexReader & { readonly forget: () => void };
 
 /** A file's size, mtime and inode as one string (or the errno code): a change key. */
 export function statKey(path: string): string {
@@ -234,9 +344,9 @@ const FAILED_READ_REUSE_MS = 1000;
 export function cachedIndexReader(
   read: (dbDir: string) => IndexReadResult | Promise<IndexReadResult> = readSessionIndex,
   now: () => number = Date.now,
-): IndexReader {
+): CachedIndexReader {
   let last: { key: string; dbDir: string; at: number; result: Promise<IndexReadResult> } | undefined;
-  return async (dbDir) => {
+  const reader: IndexReader = async (dbDir) => {
     const db = join(dbDir, SESSIONS_DB);
     const key = `${statKey(db)}|${statKey(`${db}-wal`)}`;
     if (last !== undefined && last.dbDir === dbDir && last.key === key) {
@@ -247,4 +357,9 @@ export function cachedIndexReader(
     last = entry;
     return entry.result;
   };
+  return Object.assign(reader, {
+    forget: () => {
+      last = undefined;
+    },
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * Decoding the index: the `sessions` columns read by name from an in-memory image (an allow-list:
+ * Decoding the index: the `sessions` columns read by name from an image or a private copy (an allow-list:
  * `metadata_json` and `prompt` are never selected) into IndexRows.
  */
 import { createRequire } from "node:module";
@@ -75,13 +75,14 @@ export type QueryOutcome =
   | { readonly kind: "no-table"; readonly why: string };
 
 /**
- * An in-memory, read-only connection on `image` (a rollback-mode database image). SQLite keeps its
- * own copy of the bytes, so the caller's buffers may be dropped once this returns. Throws
+ * A read-only connection on `image`: a rollback-mode database image in memory (SQLite keeps its
+ * own copy of the bytes, so the caller's buffers may be dropped once this returns), or the path of
+ * a rollback-mode private copy (index-copy.ts; such a connection makes no -wal or -shm). Throws
  * SqliteError on a damaged image.
  */
-export function openImage(image: Buffer): Database.Database {
+export function openImage(image: Buffer | string): Database.Database {
   const Sqlite = requireModule("better-sqlite3") as typeof Database;
-  const conn = new Sqlite(image, { readonly: true });
+  const conn = new Sqlite(image, { readonly: true, fileMustExist: true });
   try {
     conn.pragma("query_only = 1");
   } catch (e) {

@@ -64,22 +64,27 @@ export function toRollbackMode(image: Buffer): void {
   if (image[19] === 2) image[19] = 1;
 }
 
+/** The committed frames of a WAL (SQLite's walIndexRecover), or why it holds none. */
+export interface CommittedWal {
+  readonly pageSize: number;
+  /** Where each committed frame's page starts in the WAL, and its page number, in commit order. */
+  readonly frames: readonly { readonly pgno: number; readonly data: number }[];
+  /** The last commit's database size in pages (0: no committed frame, the database as it is). */
+  readonly pages: number;
+  /** Set when the WAL is a format SQLite itself refuses to open, or claims an absurd size. */
+  readonly error?: string;
+}
+
+const NOTHING: CommittedWal = { pageSize: 0, frames: [], pages: 0 };
+
 /**
- * Applies the committed part of a WAL to a database image, mirroring SQLite's walIndexRecover:
- * a bad magic, page size or header checksum means the WAL holds nothing; frames are read in order
- * until the first one whose salt or cumulative checksum fails; only frames up to the last commit
- * frame (non-zero "database size") count, and that commit's size is the database size.
- * Never mutates its inputs, unless `owned`: then `db` is the caller's own copy (a snapshot read for
- * this replay alone) and, when no frame applies, becomes the image itself, switched to rollback
- * mode in place: no second copy of the whole index (17 MB at 30,000 sessions).
+ * The committed part of a WAL, mirroring SQLite's walIndexRecover: a bad magic, page size or
+ * header checksum means the WAL holds nothing; frames are read in order until the first one whose
+ * salt or cumulative checksum fails; only frames up to the last commit frame (non-zero "database
+ * size") count, and that commit's size is the database size.
  */
-export function applyWal(db: Buffer, wal: Buffer | null, owned = false): WalReplay {
-  const base = (): WalReplay => {
-    const image = owned ? db : Buffer.from(db);
-    toRollbackMode(image);
-    return { image, framesApplied: 0 };
-  };
-  if (wal === null || wal.length < WAL_HEADER_BYTES) return base();
+export function committedWal(wal: Buffer | null): CommittedWal {
+  if (wal === null || wal.length < WAL_HEADER_BYTES) return NOTHING;
   const magic = wal.readUInt32BE(0);
   const pageSize = wal.readUInt32BE(8);
   if (
@@ -88,13 +93,13 @@ export function applyWal(db: Buffer, wal: Buffer | null, owned = false): WalRepl
     pageSize < 512 ||
     pageSize > 65536
   ) {
-    return base();
+    return NOTHING;
   }
   const bigEndian = (magic & 1) === 1;
   let sum = walChecksum(bigEndian, wal, 0, 24, [0, 0]);
-  if (sum[0] !== wal.readUInt32BE(24) || sum[1] !== wal.readUInt32BE(28)) return base();
+  if (sum[0] !== wal.readUInt32BE(24) || sum[1] !== wal.readUInt32BE(28)) return NOTHING;
   if (wal.readUInt32BE(4) !== WAL_VERSION) {
-    return { ...base(), error: `unsupported WAL format version ${wal.readUInt32BE(4)}` };
+    return { ...NOTHING, error: `unsupported WAL format version ${wal.readUInt32BE(4)}` };
   }
 
   const salt = wal.subarray(16, 24);
@@ -116,19 +121,36 @@ export function applyWal(db: Buffer, wal: Buffer | null, owned = false): WalRepl
       committedPages = dbSize;
     }
   }
-  if (committedFrames === 0) return base();
+  if (committedFrames === 0) return NOTHING;
   if (committedPages * pageSize > MAX_IMAGE_BYTES) {
-    return { ...base(), error: `WAL commit claims ${committedPages} pages of ${pageSize} bytes` };
+    return { ...NOTHING, error: `WAL commit claims ${committedPages} pages of ${pageSize} bytes` };
   }
+  frames.length = committedFrames;
+  return { pageSize, frames, pages: committedPages };
+}
 
-  const image = Buffer.alloc(committedPages * pageSize);
+/**
+ * Applies the committed part of a WAL (committedWal) to a database image.
+ * Never mutates its inputs, unless `owned`: then `db` is the caller's own copy (a snapshot read for
+ * this replay alone) and, when no frame applies, becomes the image itself, switched to rollback
+ * mode in place: no second copy of the whole index (17 MB at 30,000 sessions).
+ */
+export function applyWal(db: Buffer, wal: Buffer | null, owned = false): WalReplay {
+  const base = (error?: string): WalReplay => {
+    const image = owned ? db : Buffer.from(db);
+    toRollbackMode(image);
+    return { image, framesApplied: 0, ...(error === undefined ? {} : { error }) };
+  };
+  const c = committedWal(wal);
+  if (c.pages === 0 || wal === null) return base(c.error);
+  const { pageSize } = c;
+  const image = Buffer.alloc(c.pages * pageSize);
   db.copy(image, 0, 0, Math.min(db.length, image.length));
   // Frame order = commit order, so a later frame of the same page wins, as in SQLite's lookup.
-  for (let i = 0; i < committedFrames; i++) {
-    const f = frames[i] as { pgno: number; data: number };
-    if (f.pgno > committedPages) continue;
+  for (const f of c.frames) {
+    if (f.pgno > c.pages) continue;
     wal.copy(image, (f.pgno - 1) * pageSize, f.data, f.data + pageSize);
   }
   toRollbackMode(image);
-  return { image, framesApplied: committedFrames };
+  return { image, framesApplied: c.frames.length };
 }

@@ -71,7 +71,8 @@ describe("the remembered session index", () => {
     const before = treeFingerprint(dir);
     const second = await processRead();
     expect(reads).toBe(1);
-    expect(second).toEqual(first);
+    // The same read, remembered: from the ledger, not from Cline's file.
+    expect(second).toEqual({ ...first, strategy: "remembered" });
     // Read-only: nothing created or changed in Cline's db dir by either read.
     expect(treeFingerprint(dir)).toEqual(before);
 
@@ -173,7 +174,7 @@ describe("the remembered session index", () => {
     const result: IndexReadResult = {
       status: "ok",
       dbPath: "/x/sessions.db",
-      strategy: "in-memory",
+      strategy: "remembered",
       problem: "skipped 1 sessions rows without a session_id",
       rows: [
         {

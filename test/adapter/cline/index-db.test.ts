@@ -1,10 +1,22 @@
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { applyWalToFile, COPY_DIR_PREFIX, STALE_COPY_MS } from "../../../src/adapter/cline/index-copy.ts";
 import {
   applyWal,
   type IndexReadResult,
@@ -141,7 +153,7 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     expect([header[18], header[19]]).toEqual([2, 2]); // still a WAL-mode database
 
     const result = await readUntouched(dir);
-    expect(result).toMatchObject({ status: "ok", strategy: "in-memory", dbPath: join(dir, DB) });
+    expect(result).toMatchObject({ status: "ok", strategy: "private-copy", dbPath: join(dir, DB) });
     expect(result.problem).toBeUndefined();
     expect(result.rows).toEqual(expectedAll([...roots, subagent]));
 
@@ -245,6 +257,87 @@ describe("readSessionIndex: WAL states, nothing created or modified", () => {
     const result = await readUntouched(dir);
     expect(result.status).toBe("ok");
     expect(result.rows).toEqual(expectedAll(roots));
+  });
+});
+
+describe("readSessionIndex: the private copy", () => {
+  /** Runs `fn` with TMPDIR set to `dir` (os.tmpdir() reads it on every call). */
+  async function withTmp<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+    const was = process.env.TMPDIR;
+    process.env.TMPDIR = dir;
+    try {
+      return await fn();
+    } finally {
+      if (was === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = was;
+    }
+  }
+
+  it("reads a copy in a temp dir of its own, WAL frames applied, and leaves no file behind", async () => {
+    const dir = track(tempDir());
+    const w = writer(dir);
+    insertRows(w, roots);
+    w.pragma("wal_checkpoint(TRUNCATE)");
+    // Rows only in the -wal, while the writer is open: they must be applied onto the copy.
+    insertRows(w, [subagent]);
+    try {
+      const tmp = track(tempDir());
+      const result = await withTmp(tmp, () => readUntouched(dir));
+      expect(result).toMatchObject({ status: "ok", strategy: "private-copy" });
+      expect(result.copyProblem).toBeUndefined();
+      expect(result.rows).toEqual(expectedAll([...roots, subagent]));
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      w.close();
+    }
+  });
+
+  it("without a writable temp dir: the same rows read in memory, and said once with the fix", async () => {
+    const dir = track(tempDir());
+    const w = writer(dir);
+    insertRows(w, [...roots, subagent]);
+    try {
+      const copied = await readUntouched(dir);
+      const gone = join(track(tempDir()), "no-such-dir");
+      const result = await withTmp(gone, () => readUntouched(dir));
+      expect(result).toMatchObject({ status: "ok", strategy: "in-memory" });
+      expect(result.rows).toEqual(copied.rows);
+      expect(result.copyProblem).toMatch(/no private temp dir \(ENOENT\).*read in memory instead.*TMPDIR/);
+      expect(existsSync(gone)).toBe(false);
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a killed read's copy is removed by a later read once stale; a running read's copy and other files are not", async () => {
+    const dir = track(tempDir());
+    const w = writer(dir);
+    insertRows(w, roots);
+    w.close();
+    const tmp = track(tempDir());
+    const stale = join(tmp, `${COPY_DIR_PREFIX}killed`);
+    const young = join(tmp, `${COPY_DIR_PREFIX}running`);
+    const other = join(tmp, "someone-else");
+    for (const d of [stale, young, other]) {
+      mkdirSync(d);
+      writeFileSync(join(d, DB), "x");
+    }
+    const old = (Date.now() - STALE_COPY_MS - 60_000) / 1000;
+    utimesSync(stale, old, old);
+    utimesSync(other, old, old);
+    const result = await withTmp(tmp, () => readUntouched(dir));
+    expect(result).toMatchObject({ status: "ok", strategy: "private-copy" });
+    expect(result.copyProblem).toBeUndefined();
+    expect(readdirSync(tmp).sort()).toEqual([`${COPY_DIR_PREFIX}running`, "someone-else"]);
+  });
+
+  it("a fault of Cline's own file is named as before, not as a copy's", async () => {
+    const dir = track(tempDir());
+    writeFileSync(join(dir, DB), "not a database at all, just text that is long enough".repeat(5));
+    const result = await readUntouched(dir);
+    expect(result.status).toBe("corrupt");
+    expect(result.copyProblem).toBeUndefined();
+    expect(result.problem).toContain(join(dir, DB));
   });
 });
 
@@ -631,6 +724,20 @@ describe("applyWal against SQLite's own WAL recovery", () => {
               }
               const db = readFileSync(join(dir, DB));
               expect(outcome(() => queryReplay(db, wal))).toEqual(outcome(() => sqliteOracle(db, wal)));
+              // The private copy's replay (frames written onto a file) is the image, byte for byte.
+              const copy = join(dir, "copy.db");
+              writeFileSync(copy, db);
+              const fd = openSync(copy, "r+");
+              let onFile: ReturnType<typeof applyWalToFile>;
+              try {
+                onFile = applyWalToFile(fd, wal);
+              } finally {
+                closeSync(fd);
+              }
+              const inMemory = applyWal(db, wal);
+              expect(onFile.error).toBe(inMemory.error);
+              expect(onFile.framesApplied).toBe(inMemory.framesApplied);
+              expect(readFileSync(copy).equals(inMemory.image)).toBe(true);
               if (dmg.kind === "none") {
                 // Undamaged: exactly what the writer itself sees as committed.
                 const read = await readSessionIndex(dir);

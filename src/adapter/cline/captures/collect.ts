@@ -11,9 +11,9 @@ import { isWrongType } from "../../../scan/schema.ts";
 import { checkpointOf, readWhole, statFile } from "../../fingerprint.ts";
 import type { ListingStore } from "../../listings.ts";
 import type { Adapter, Observation, Problem, Source, SourceCheckpoint } from "../../types.ts";
-import { createClineAdapter } from "../adapter.ts";
+import { type ClineAdapterOptions, createClineAdapter } from "../adapter.ts";
 import { persistedIndexRead } from "../index-cache.ts";
-import { cachedIndexReader, type IndexReader } from "../index-db.ts";
+import { type CachedIndexReader, cachedIndexReader, type IndexReader } from "../index-db.ts";
 import type { ClinePaths, ResolvedPath } from "../paths.ts";
 import { clineWatchPlan } from "../watch-plan.ts";
 import { createSessionResolver, listCaptureFiles, type SessionResolver } from "./discover.ts";
@@ -220,18 +220,33 @@ export function createClineSurfaces(
   captureDirs: readonly ResolvedPath[],
   /** Where discovery's listings persist (the ledger's; see createClineAdapter). */
   listings?: ListingStore,
-): Adapter {
+  opts: ClineAdapterOptions = {},
   // With a store, the index read is remembered across processes too (index-cache.ts).
-  const readIndex = cachedIndexReader(listings ? persistedIndexRead(listings) : undefined);
+  readIndex: CachedIndexReader = cachedIndexReader(listings ? persistedIndexRead(listings) : undefined),
+): Adapter {
+  const both = withCaptures(
+    createClineAdapter(cline, readIndex, listings, Date.now, opts),
+    createClineCapturesAdapter({
+      dirs: captureDirs,
+      cline,
+      readIndex,
+    }),
+  );
   return {
-    ...withCaptures(
-      createClineAdapter(cline, readIndex, listings),
-      createClineCapturesAdapter({
-        dirs: captureDirs,
-        cline,
-        readIndex,
-      }),
-    ),
+    ...both,
+    // One pass: the index rows (~200 bytes a session) are not kept through the pass once both
+    // discoveries have them; a capture read later in the pass reads the index again.
+    ...(opts.onePass === true
+      ? {
+          discover: async (known) => {
+            try {
+              return await both.discover(known);
+            } finally {
+              readIndex.forget();
+            }
+          },
+        }
+      : {}),
     watchPlans: Object.freeze([clineWatchPlan(cline, captureDirs)]),
   };
 }

@@ -1,0 +1,132 @@
+/**
+ * The index read from a private copy on disk instead of an image in memory (index-db.ts): the
+ * snapshot of `sessions.db` is a file copy in a temp dir of our own (the kernel copies it: no byte
+ * of it passes through this process), the committed WAL frames are written onto the copy, and a
+ * read-only connection on the copy reads the rows page by page through the OS cache. Measured at
+ * 30,000 sessions (a 17 MB index): the in-memory image costs the index twice in the heap (our
+ * buffer, then SQLite's own copy of it), and glibc keeps most of it after it is freed
+ * (docs/performance.md, "The index read from a private copy"). Nothing under Cline's directories
+ * is opened for writing: the copy and its connection are ours, in a dir only this user can enter,
+ * and deleted after the read (a killed read's copy by a later read: sweepStaleCopies). Its bytes
+ * are never decoded here: the connection selects the allow-listed columns alone (index-query.ts).
+ */
+import {
+  closeSync,
+  copyFileSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readHead, readOptional, snapshotIsConsistent } from "./index-snapshot.ts";
+import { committedWal, SQLITE_MAGIC, WAL_HEADER_BYTES } from "./index-wal.ts";
+
+/** A consistent copy of the database file at `copy`, with the WAL bytes read alongside it. */
+export interface CopySnapshot {
+  readonly copy: string;
+  readonly wal: Buffer | null;
+}
+
+/**
+ * One attempt at a consistent (db, wal) snapshot, the database copied to `copy` (overwritten);
+ * null when a writer moved underneath (the same test as trySnapshot's).
+ */
+export function tryCopySnapshot(dbPath: string, walPath: string, copy: string): CopySnapshot | null {
+  const before = statSync(dbPath, { bigint: true });
+  const head = readHead(walPath, WAL_HEADER_BYTES);
+  copyFileSync(dbPath, copy);
+  const wal = readOptional(walPath);
+  const after = statSync(dbPath, { bigint: true });
+  return snapshotIsConsistent(before, after, head, wal) ? { copy, wal } : null;
+}
+
+/**
+ * Writes the committed WAL frames (committedWal) onto the database file `fd`, sized to the last
+ * commit, and switches its header to rollback mode (bytes 18/19: 2 -> 1), so a plain read-only
+ * connection reads the committed state and makes no -wal or -shm. Returns the frames applied.
+ */
+export function applyWalToFile(fd: number, wal: Buffer | null): { framesApplied: number; error?: string } {
+  const c = committedWal(wal);
+  if (c.pages > 0 && wal !== null) {
+    ftruncateSync(fd, c.pages * c.pageSize);
+    // Frame order = commit order, so a later frame of the same page wins, as in SQLite's lookup.
+    for (const f of c.frames) {
+      if (f.pgno > c.pages) continue;
+      writeSync(fd, wal, f.data, c.pageSize, (f.pgno - 1) * c.pageSize);
+    }
+  }
+  if (fstatSync(fd).size >= 100) {
+    const head = Buffer.alloc(20);
+    readSync(fd, head, 0, 20, 0);
+    if (head.subarray(0, 16).equals(SQLITE_MAGIC)) {
+      if (head[18] === 2) writeSync(fd, Buffer.from([1]), 0, 1, 18);
+      if (head[19] === 2) writeSync(fd, Buffer.from([1]), 0, 1, 19);
+    }
+  }
+  return { framesApplied: c.frames.length, ...(c.error === undefined ? {} : { error: c.error }) };
+}
+
+/** The prefix of the private temp dirs (mkdtemp adds six characters). */
+export const COPY_DIR_PREFIX = "cline-otel-index-";
+
+/** A copy dir older than this is a killed read's leftover: no read takes a tenth of it. */
+export const STALE_COPY_MS = 10 * 60_000;
+
+/**
+ * Removes the copy dirs of reads that were killed before their own `dispose` (kill -9 in the
+ * ~0.1 s a read holds one): this user's, older than STALE_COPY_MS. Returns the dirs it could not
+ * remove (named in the caller's problem), so a copy of the index never lingers unsaid.
+ */
+export function sweepStaleCopies(base: string, nowMs: number): string[] {
+  const uid = process.getuid?.();
+  const kept: string[] = [];
+  for (const name of readdirSync(base)) {
+    if (!name.startsWith(COPY_DIR_PREFIX)) continue;
+    const path = join(base, name);
+    const s = lstatSync(path, { throwIfNoEntry: false });
+    if (s === undefined || !s.isDirectory() || (uid !== undefined && s.uid !== uid)) continue;
+    if (nowMs - s.mtimeMs < STALE_COPY_MS) continue;
+    try {
+      rmSync(path, { recursive: true, force: true });
+    } catch (e) {
+      kept.push(`${path} (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    }
+  }
+  return kept;
+}
+
+/**
+ * A private temp dir (mode 0700) for one read's copy; `dispose` removes it and what it holds.
+ * `stale`: leftovers of killed reads that could not be removed (sweepStaleCopies).
+ */
+export function privateCopyDir(nowMs: number = Date.now()): {
+  readonly dir: string;
+  readonly dispose: () => void;
+  readonly stale: readonly string[];
+} {
+  const base = tmpdir();
+  const dir = mkdtempSync(join(base, COPY_DIR_PREFIX));
+  return {
+    dir,
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+    stale: sweepStaleCopies(base, nowMs),
+  };
+}
+
+/** The copy's WAL applied in place (see applyWalToFile). */
+export function prepareCopy(snap: CopySnapshot): { framesApplied: number; error?: string } {
+  const fd = openSync(snap.copy, "r+");
+  try {
+    return applyWalToFile(fd, snap.wal);
+  } finally {
+    closeSync(fd);
+  }
+}
