@@ -97,7 +97,7 @@ export async function scaleCase(tmp: string, sizes: Sizes): Promise<CaseResult> 
   if (slope !== undefined)
     rows.push({
       case: "scale",
-      measure: "peak RSS each 1,000 sessions add (discovery's state: a known limit)",
+      measure: "peak RSS each 1,000 sessions add (the pass's sources: a known limit)",
       value: `${fmt(slope, 1)} MB`,
     });
   const walksPerMin = (m.daemon.cpuMs * 60) / m.daemon.seconds / m.walkMs;
@@ -113,7 +113,7 @@ export async function scaleCase(tmp: string, sizes: Sizes): Promise<CaseResult> 
     name: "scale",
     rows,
     notes: [
-      "Peak RSS grows with the sessions: discovery holds each document's index row, source, walked path and folder listing for the pass (design.md, known limits).",
+      "Peak RSS grows with the sessions: a pass holds each document's source and hint, and the index rows while it discovers (design.md, known limits).",
     ],
     data: m,
   };

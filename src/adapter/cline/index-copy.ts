@@ -3,12 +3,13 @@
  * snapshot of `sessions.db` is a file copy in a temp dir of our own (the kernel copies it: no byte
  * of it passes through this process), the committed WAL frames are written onto the copy, and a
  * read-only connection on the copy reads the rows page by page through the OS cache. Measured at
- * 30,000 sessions (a 17 MB index): the in-memory image costs the index twice in the heap (our
- * buffer, then SQLite's own copy of it), and glibc keeps most of it after it is freed
- * (docs/performance.md, "The index read from a private copy"). Nothing under Cline's directories
- * is opened for writing: the copy and its connection are ours, in a dir only this user can enter,
- * and deleted after the read (a killed read's copy by a later read: sweepStaleCopies). Its bytes
- * are never decoded here: the connection selects the allow-listed columns alone (index-query.ts).
+ * 30,000 sessions (a 17 MB index): the in-memory image costs the index twice (our buffer, then
+ * SQLite's own copy of it), and glibc keeps much of it after it is freed (docs/performance.md,
+ * "Nothing held for a next pass, and the index read from a private copy"). Nothing under Cline's
+ * directories is opened for writing: the copy and its connection are ours, in a dir only this user
+ * can enter, and deleted after the read (a killed read's copy by a later read: sweepStaleCopies).
+ * Its bytes are never decoded here: the connection selects the allow-listed columns alone
+ * (index-query.ts).
  */
 import {
   closeSync,
