@@ -12,6 +12,7 @@
  * (index-query.ts).
  */
 import {
+  chmodSync,
   closeSync,
   copyFileSync,
   fstatSync,
@@ -44,6 +45,8 @@ export function tryCopySnapshot(dbPath: string, walPath: string, copy: string): 
   const before = statSync(dbPath, { bigint: true });
   const head = readHead(walPath, WAL_HEADER_BYTES);
   copyFileSync(dbPath, copy);
+  // The copy keeps the source's mode: a read-only sessions.db (0444) would refuse the WAL's frames.
+  chmodSync(copy, 0o600);
   const wal = readOptional(walPath);
   const after = statSync(dbPath, { bigint: true });
   return snapshotIsConsistent(before, after, head, wal) ? { copy, wal } : null;

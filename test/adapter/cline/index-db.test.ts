@@ -928,6 +928,10 @@ describe("readSessionIndex as a non-root user", () => {
     const ok = readAsOtherUser(ro);
     expect(ok.status).toBe("ok");
     expect(ok.rows).toEqual(expectedAll([...roots, subagent]));
+    // From the private copy: it keeps the file's mode 0444, so it is made writable before the
+    // WAL's frames are written onto it (a read-only tree fell back to memory before).
+    expect(ok.strategy).toBe("private-copy");
+    expect(ok.copyProblem).toBeUndefined();
     expect(listing(ro)).toEqual(before);
 
     chmodSync(ro, 0o755);
