@@ -78,26 +78,41 @@ export function applyWalToFile(fd: number, wal: Buffer | null): { framesApplied:
   return { framesApplied: c.frames.length, ...(c.error === undefined ? {} : { error: c.error }) };
 }
 
-/** The prefix of the private temp dirs (mkdtemp adds six characters). */
+/** The prefix of the private temp dirs: `<prefix><pid>-` and mkdtemp's six characters. */
 export const COPY_DIR_PREFIX = "cline-otel-index-";
 
-/** A copy dir older than this is a killed read's leftover: no read takes a tenth of it. */
-export const STALE_COPY_MS = 10 * 60_000;
+/** The pid a copy dir's name carries, or undefined for a name that is not one of ours. */
+export function copyDirOwner(name: string): number | undefined {
+  const m = /^cline-otel-index-(\d+)-[^-]{6}$/.exec(name);
+  return m === null ? undefined : Number(m[1]);
+}
+
+/** Whether process `pid` is gone (signal 0: ESRCH). Another user's process (EPERM) is not. */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
 
 /**
  * Removes the copy dirs of reads that were killed before their own `dispose` (kill -9 in the
- * ~0.1 s a read holds one): this user's, older than STALE_COPY_MS. Returns the dirs it could not
- * remove (named in the caller's problem), so a copy of the index never lingers unsaid.
+ * ~0.1 s a read holds one): this user's, whose process is gone. By the owner's pid, not by age: a
+ * clock that jumps (or a filesystem whose times come from another clock) must never make a
+ * running read's copy look old. Returns the dirs it could not remove, named in the caller's
+ * problem, so a copy of the index never lingers unsaid.
  */
-export function sweepStaleCopies(base: string, nowMs: number): string[] {
+export function sweepStaleCopies(base: string, gone: (pid: number) => boolean = processGone): string[] {
   const uid = process.getuid?.();
   const kept: string[] = [];
   for (const name of readdirSync(base)) {
-    if (!name.startsWith(COPY_DIR_PREFIX)) continue;
+    const pid = copyDirOwner(name);
+    if (pid === undefined || pid === process.pid || !gone(pid)) continue;
     const path = join(base, name);
     const s = lstatSync(path, { throwIfNoEntry: false });
     if (s === undefined || !s.isDirectory() || (uid !== undefined && s.uid !== uid)) continue;
-    if (nowMs - s.mtimeMs < STALE_COPY_MS) continue;
     try {
       rmSync(path, { recursive: true, force: true });
     } catch (e) {
@@ -111,18 +126,15 @@ export function sweepStaleCopies(base: string, nowMs: number): string[] {
  * A private temp dir (mode 0700) for one read's copy; `dispose` removes it and what it holds.
  * `stale`: leftovers of killed reads that could not be removed (sweepStaleCopies).
  */
-export function privateCopyDir(nowMs: number = Date.now()): {
+export function privateCopyDir(): {
   readonly dir: string;
   readonly dispose: () => void;
   readonly stale: readonly string[];
 } {
   const base = tmpdir();
-  const dir = mkdtempSync(join(base, COPY_DIR_PREFIX));
-  return {
-    dir,
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
-    stale: sweepStaleCopies(base, nowMs),
-  };
+  const stale = sweepStaleCopies(base);
+  const dir = mkdtempSync(join(base, `${COPY_DIR_PREFIX}${process.pid}-`));
+  return { dir, dispose: () => rmSync(dir, { recursive: true, force: true }), stale };
 }
 
 /** The copy's WAL applied in place (see applyWalToFile). */

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   closeSync,
@@ -16,7 +16,12 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyWalToFile, COPY_DIR_PREFIX, STALE_COPY_MS } from "../../../src/adapter/cline/index-copy.ts";
+import {
+  applyWalToFile,
+  COPY_DIR_PREFIX,
+  copyDirOwner,
+  processGone,
+} from "../../../src/adapter/cline/index-copy.ts";
 import {
   applyWal,
   type IndexReadResult,
@@ -309,26 +314,39 @@ describe("readSessionIndex: the private copy", () => {
     }
   });
 
-  it("a killed read's copy is removed by a later read once stale; a running read's copy and other files are not", async () => {
+  it("a killed read's copy is removed by a later read; a running read's copy is kept whatever its times say", async () => {
     const dir = track(tempDir());
     const w = writer(dir);
     insertRows(w, roots);
     w.close();
     const tmp = track(tempDir());
-    const stale = join(tmp, `${COPY_DIR_PREFIX}killed`);
-    const young = join(tmp, `${COPY_DIR_PREFIX}running`);
-    const other = join(tmp, "someone-else");
-    for (const d of [stale, young, other]) {
+    // A process that has exited (its pid is gone), and one that runs (our parent).
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid as number;
+    expect(processGone(dead)).toBe(true);
+    const killed = join(tmp, `${COPY_DIR_PREFIX}${dead}-abcdef`);
+    const running = join(tmp, `${COPY_DIR_PREFIX}${process.ppid}-ghijkl`);
+    const other = join(tmp, `${COPY_DIR_PREFIX}not-ours`);
+    for (const d of [killed, running, other]) {
       mkdirSync(d);
       writeFileSync(join(d, DB), "x");
     }
-    const old = (Date.now() - STALE_COPY_MS - 60_000) / 1000;
-    utimesSync(stale, old, old);
-    utimesSync(other, old, old);
+    // Times from another clock (a jump, a network filesystem): the running read's dir looks a
+    // year old, the killed one's brand new. Neither decides.
+    const yearAgo = (Date.now() - 365 * 86_400_000) / 1000;
+    utimesSync(running, yearAgo, yearAgo);
     const result = await withTmp(tmp, () => readUntouched(dir));
     expect(result).toMatchObject({ status: "ok", strategy: "private-copy" });
     expect(result.copyProblem).toBeUndefined();
-    expect(readdirSync(tmp).sort()).toEqual([`${COPY_DIR_PREFIX}running`, "someone-else"]);
+    expect(readdirSync(tmp).sort()).toEqual(
+      [`${COPY_DIR_PREFIX}${process.ppid}-ghijkl`, `${COPY_DIR_PREFIX}not-ours`].sort(),
+    );
+  });
+
+  it("copyDirOwner reads the pid of our names only", () => {
+    expect(copyDirOwner(`${COPY_DIR_PREFIX}123-a1B2c3`)).toBe(123);
+    expect(copyDirOwner(`${COPY_DIR_PREFIX}abc-a1B2c3`)).toBeUndefined();
+    expect(copyDirOwner(`${COPY_DIR_PREFIX}123-short`)).toBeUndefined();
+    expect(copyDirOwner("cline-otel-indexes-123-a1B2c3")).toBeUndefined();
   });
 
   it("a fault of Cline's own file is named as before, not as a copy's", async () => {
