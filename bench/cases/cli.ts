@@ -115,7 +115,13 @@ export interface CliMeasurement {
   readonly expiredOnce: number[];
   readonly idleReportForOnce: number[];
   readonly expiredBytes: number;
-  readonly daemon: { readonly seconds: number; readonly passes: number; readonly cpuMs: number };
+  readonly daemon: {
+    readonly seconds: number;
+    readonly passes: number;
+    readonly cpuMs: number;
+    /** The daemon's peak RSS over its life so far (VmHWM), in MB: its backfill and what it holds after. */
+    readonly peakRssMB: number;
+  };
 }
 
 /** The daemon, exporter off: passes and CPU over `seconds` after its first pass. */
@@ -149,7 +155,9 @@ export async function measureDaemon(
     const p0 = passes();
     const c0 = cpu();
     await new Promise((r) => setTimeout(r, seconds * 1000));
-    return { seconds, passes: passes() - p0, cpuMs: cpu() - c0 };
+    const hwm = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+    if (hwm === null) throw new Error(`daemon: no VmHWM in /proc/${child.pid}/status`);
+    return { seconds, passes: passes() - p0, cpuMs: cpu() - c0, peakRssMB: Number(hwm[1]) / 1024 };
   } finally {
     child.kill("SIGTERM");
     await new Promise((r) => child.once("close", r));

@@ -455,6 +455,7 @@ describe("the scale case (bench/cases/scale.ts)", () => {
         expect(r.onceRssMB).toBeGreaterThan(20);
       }
       expect(m.daemon).toMatchObject({ sessions: 60, seconds: 1 });
+      expect(m.daemon.peakRssMB).toBeGreaterThan(20);
       expect(m.walkMs).toBeGreaterThan(0);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
