@@ -65,11 +65,16 @@ export function createClineAdapter(
   let listedLast: { found: unknown; compactions: readonly Source[]; sources: Source[] } | undefined;
   /** Real hints for sources of a quiet discovery, built only if one is ever collected. */
   let built: Promise<ReadonlyMap<string, Source>> | undefined;
-  const withHint = async (source: Source): Promise<Source> => {
-    const memos = memosNow();
-    built ??= discoverCline(paths, readIndex, memos.sidecars, undefined, memos.dirs).then(
+  /** One pass: the memos its quiet discovery loaded, for the hints built from them (not loaded twice). */
+  let quietMemos: DiscoveryMemos | undefined;
+  const buildHints = (): Promise<ReadonlyMap<string, Source>> => {
+    const memos = quietMemos ?? memosNow();
+    return discoverCline(paths, readIndex, memos.sidecars, undefined, memos.dirs).then(
       (d) => new Map(d.sources.map((s) => [s.path, s])),
     );
+  };
+  const withHint = async (source: Source): Promise<Source> => {
+    built ??= buildHints();
     const full = (await built).get(source.after ?? source.path);
     return { ...source, origin: full?.origin ?? source.origin, hint: full?.hint ?? {} };
   };
@@ -81,6 +86,7 @@ export function createClineAdapter(
       verified = undefined;
       built = undefined;
       const memos = memosNow();
+      quietMemos = undefined;
       const problems: Problem[] = [];
       // The snapshot first (quiet-tree.ts): a tree proved unchanged lists no source at all.
       let snapshotStored = false;
@@ -120,6 +126,7 @@ export function createClineAdapter(
       let found: { readonly sources: Source[]; readonly problems: readonly Problem[] };
       let snapshot: string | undefined;
       if (q !== undefined) {
+        if (!keep) quietMemos = memos;
         verified = docs.length === 0 ? undefined : known?.all();
         found = q;
         // Only now, from what this quiet discovery matched: the checkpoints it loaded (committed

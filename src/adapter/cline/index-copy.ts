@@ -23,13 +23,12 @@ import {
   readdirSync,
   readSync,
   rmSync,
-  statSync,
   writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readHead, readOptional, snapshotIsConsistent } from "./index-snapshot.ts";
-import { committedWal, SQLITE_MAGIC, WAL_HEADER_BYTES } from "./index-wal.ts";
+import { snapshotWith } from "./index-snapshot.ts";
+import { committedWal, SQLITE_MAGIC } from "./index-wal.ts";
 
 /** A consistent copy of the database file at `copy`, with the WAL bytes read alongside it. */
 export interface CopySnapshot {
@@ -42,14 +41,12 @@ export interface CopySnapshot {
  * null when a writer moved underneath (the same test as trySnapshot's).
  */
 export function tryCopySnapshot(dbPath: string, walPath: string, copy: string): CopySnapshot | null {
-  const before = statSync(dbPath, { bigint: true });
-  const head = readHead(walPath, WAL_HEADER_BYTES);
-  copyFileSync(dbPath, copy);
-  // The copy keeps the source's mode: a read-only sessions.db (0444) would refuse the WAL's frames.
-  chmodSync(copy, 0o600);
-  const wal = readOptional(walPath);
-  const after = statSync(dbPath, { bigint: true });
-  return snapshotIsConsistent(before, after, head, wal) ? { copy, wal } : null;
+  const taken = snapshotWith(dbPath, walPath, () => {
+    copyFileSync(dbPath, copy);
+    // The copy keeps the source's mode: a read-only sessions.db (0444) would refuse the WAL's frames.
+    chmodSync(copy, 0o600);
+  });
+  return taken === null ? null : { copy, wal: taken.wal };
 }
 
 /**

@@ -87,14 +87,26 @@ export interface Snapshot {
   readonly wal: Buffer | null;
 }
 
-/** One attempt at a consistent (db, wal) byte snapshot; null when a writer moved underneath. */
-export function trySnapshot(dbPath: string, walPath: string): Snapshot | null {
+/**
+ * One attempt at a consistent snapshot: `takeDb` takes the database (its bytes, or a copy of the
+ * file) between two stats, with the WAL's bytes; null when a writer moved underneath.
+ */
+export function snapshotWith<T>(
+  dbPath: string,
+  walPath: string,
+  takeDb: () => T,
+): { readonly db: T; readonly wal: Buffer | null } | null {
   const before = statSync(dbPath, { bigint: true });
   const head = readHead(walPath, WAL_HEADER_BYTES);
-  const db = readFileSync(dbPath);
+  const db = takeDb();
   const wal = readOptional(walPath);
   const after = statSync(dbPath, { bigint: true });
   return snapshotIsConsistent(before, after, head, wal) ? { db, wal } : null;
+}
+
+/** One attempt at a consistent (db, wal) byte snapshot; null when a writer moved underneath. */
+export function trySnapshot(dbPath: string, walPath: string): Snapshot | null {
+  return snapshotWith(dbPath, walPath, () => readFileSync(dbPath));
 }
 
 export function sleepMs(ms: number): Promise<void> {
