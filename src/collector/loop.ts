@@ -150,6 +150,8 @@ export class CollectorLoop {
   private retryMs: number | undefined;
   private lastPassError: string | undefined;
   private watcher: DirWatcher | undefined;
+  /** Folders left to the sweep in which this pass looked at a known document again. */
+  private readonly resumed = new Set<string>();
   /**
    * Whether the pass at hand reuses the last discovery: its stats are older than this pass, so the
    * adapter's synchronous gate (which may answer from them) is not asked (see `scoped`).
@@ -187,6 +189,11 @@ export class CollectorLoop {
       },
       isClean: (source, checkpoint) => this.isClean(source, checkpoint),
       discoveryReused: () => this.discoveryReused,
+      lookingAgain: (source) => {
+        // A known document changed in a folder left to the sweep: watch it (promoteWatches).
+        const dir = dirname(source.path);
+        if (this.watcher?.sweptOnly(dir) === true) this.resumed.add(dir);
+      },
     });
   }
 
@@ -202,6 +209,11 @@ export class CollectorLoop {
     const w = this.watcher;
     if (w === undefined || !(w.covers(dir) || w.sweptOnly(dir))) return false;
     return !s.paths.has(source.path) && !s.dirs.has(dir);
+  }
+
+  /** The directories watched now (tests, debug). */
+  watchedDirs(): string[] {
+    return this.watcher?.watched() ?? [];
   }
 
   /** Number of passes finished so far. */
@@ -335,6 +347,7 @@ export class CollectorLoop {
       // Watches before the pass is reported: once its line is logged, whatever is written next
       // is seen (a test, or a user, may act on that line).
       this.refreshWatches();
+      this.promoteWatches();
       this.report(result);
       onResult?.(result);
       this.lastPassError = undefined;
@@ -387,6 +400,18 @@ export class CollectorLoop {
     }
   }
 
+  /** Watches the folders left to the sweep that this pass found changed (DirWatcher.promote). */
+  private promoteWatches(): void {
+    if (this.resumed.size === 0) return;
+    const dirs = [...this.resumed];
+    this.resumed.clear();
+    if (!this.watcher || this.stopping) return;
+    // Written to between the pass's read and the new watch: looked at once more.
+    const added = this.watcher.promote(dirs);
+    for (const d of added) this.next.dirs.add(d);
+    if (added.length > 0) this.schedulePass();
+  }
+
   /** The sources' folders: the last set while the sources are the same (sameDirSet then answers at once). */
   private dirsOf(sources: readonly Source[]): ReadonlySet<string> {
     const last = this.sourceDirs;
@@ -422,14 +447,18 @@ function scoped(
     readonly discover: () => Promise<DiscoverResult>;
     readonly isClean: (source: Source, checkpoint: SourceCheckpoint | undefined) => boolean;
     readonly discoveryReused: () => boolean;
+    /** A source with a checkpoint the pass looks at again (its stat changed, or it was named). */
+    readonly lookingAgain: (source: Source) => void;
   },
 ): Adapter {
   return {
     id: adapter.id,
     discover: hooks.discover,
     collectIncremental(source, checkpoint): Promise<Observation> {
-      if (checkpoint !== undefined && hooks.isClean(source, checkpoint)) {
-        return Promise.resolve({ status: "unchanged", source, checkpoint });
+      if (checkpoint !== undefined) {
+        if (hooks.isClean(source, checkpoint))
+          return Promise.resolve({ status: "unchanged", source, checkpoint });
+        hooks.lookingAgain(source);
       }
       return adapter.collectIncremental(source, checkpoint);
     },

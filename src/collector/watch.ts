@@ -36,7 +36,15 @@ export interface WatchOptions {
   readonly maxDirs?: number;
 }
 
-const DEFAULT_MAX_DIRS = 16_384;
+/**
+ * Source directories watched at most: the newest by mtime (a new one is always watched at once).
+ * Each watch costs the process ~2.7 KB of memory (Node's FSWatcher and libuv's handle, ~2 KB, and
+ * ours) and the user's inotify budget one watch, whatever the history: 16,384 watches were ~44 MB
+ * of a daemon over 30,000 sessions. Cline writes to the sessions in use, the newest; an older one
+ * resumed is read by the sweep (every 60 s) until a refresh ranks it among the newest again
+ * (docs/performance.md, "The daemon over 30,000 sessions").
+ */
+export const DEFAULT_MAX_DIRS = 1024;
 
 /**
  * The `max` directories to watch out of `dirs`, newest first by modification time (a new session
@@ -84,7 +92,9 @@ export class DirWatcher {
   private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly key: string }>();
   private refused = false;
   /** Source directories left unwatched by `maxDirs` at the last refresh (the oldest). */
-  private beyondCap: ReadonlySet<string> = new Set();
+  private beyondCap = new Set<string>();
+  /** Of those, watched since by `promote` (until a refresh computes the set again). */
+  private promoted = 0;
   private warned = false;
   private noted = false;
   private closed = false;
@@ -163,6 +173,7 @@ export class DirWatcher {
     const { watched, rest } = newestDirs([...folders.keys()], max);
     for (const d of watched) want(d, { role: "session", plan: folders.get(d) as number });
     this.beyondCap = new Set(rest);
+    this.promoted = 0;
     if (rest.length > 0)
       this.note(
         `watching the newest ${max} of ${folders.size} source directories (the watch budget); the other ${rest.length} are looked at by the periodic sweep`,
@@ -183,6 +194,29 @@ export class DirWatcher {
     // directory is tried again at each refresh).
     if (!this.refused && [...wanted.keys()].every((d) => this.watchers.has(d))) {
       this.last = { roots, sourceDirs: dirSet };
+    }
+    return added;
+  }
+
+  /**
+   * Watches source directories left to the sweep in which a pass just read a change: a session
+   * resumed behind more than `maxDirs` newer ones is followed by events from then on, not once a
+   * sweep. At most a quarter of `maxDirs` beyond it, until a refresh computes the set again (a
+   * new folder), which ranks every folder by mtime. Returns the directories now watched.
+   */
+  promote(dirs: Iterable<string>): string[] {
+    if (this.closed) return [];
+    const room = Math.max(1, Math.floor((this.opts.maxDirs ?? DEFAULT_MAX_DIRS) / 4));
+    const added: string[] = [];
+    for (const d of dirs) {
+      if (this.promoted >= room) break;
+      if (!this.beyondCap.has(d)) continue;
+      const root = dirname(d);
+      const plan = this.opts.plans.findIndex((p) => p.sourcesRoot === root);
+      if (!this.add(d, [{ role: "session", plan: plan < 0 ? ANY_PLAN : plan }])) continue;
+      this.beyondCap.delete(d);
+      this.promoted++;
+      added.push(d);
     }
     return added;
   }

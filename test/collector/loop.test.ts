@@ -557,6 +557,17 @@ describe("CollectorLoop: watching drives the work", () => {
     await until("the oldest rewrite", () => ledger.counts().events === 6 + 2, 3000);
     expect(n.discovers).toBe(1);
     expect(performance.now() - at).toBeGreaterThan(200);
+    // Resumed, the oldest folder is watched from then on (DirWatcher.promote): its next rewrite
+    // is read by an event, before any sweep, with no discovery.
+    await loop.idle();
+    expect(loop.watchedDirs().includes(join(sessions, oldest))).toBe(true);
+    n.discovers = 0;
+    n.looked.length = 0;
+    writeSession(sessions, { sessionId: oldest, cwd: "/w", messages: msgs(4, 0) });
+    await until("the oldest's next rewrite, by an event", () => ledger.counts().events === 8 + 1, 1000);
+    await loop.idle();
+    expect(n.discovers).toBe(0);
+    expect(new Set(n.looked)).toEqual(new Set([join(sessions, oldest, `${oldest}.messages.json`)]));
   });
 
   it("an incomplete watch (a directory refused) falls back to polling", async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { WatchPlan } from "../../src/adapter/types.ts";
-import { DirWatcher, newestDirs, type WatchEvent } from "../../src/collector/watch.ts";
+import { DEFAULT_MAX_DIRS, DirWatcher, newestDirs, type WatchEvent } from "../../src/collector/watch.ts";
 import { silentLogger } from "../../src/util/log.ts";
 
 const work = mkdtempSync(join(tmpdir(), "dir-watch-"));
@@ -100,6 +100,75 @@ describe("DirWatcher with several plans", () => {
     expect(w.covers(join(two, "items"))).toBe(true);
     expect(w.covers(home)).toBe(true);
     expect(w.covers(join(two))).toBe(true);
+  });
+});
+
+describe("the default watch budget", () => {
+  it("watches the newest DEFAULT_MAX_DIRS source folders, whatever the history, and leaves the rest to the sweep", () => {
+    const root = mkdtempSync(join(work, "budget-"));
+    const p = plan(root);
+    mkdirSync(p.indexDir, { recursive: true });
+    const n = DEFAULT_MAX_DIRS + 40;
+    const dirs: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const d = join(p.sourcesRoot, `f${i}`);
+      mkdirSync(d, { recursive: true });
+      // The first 40 are the oldest.
+      utimesSync(d, 1_000_000 + i, 1_000_000 + i);
+      dirs.push(d);
+    }
+    const { w } = watcherOf([p]);
+    w.refresh(dirs);
+    const watchedFolders = w.watched().filter((d) => d.startsWith(`${p.sourcesRoot}/`));
+    expect(watchedFolders.length).toBe(DEFAULT_MAX_DIRS);
+    expect(w.complete).toBe(true);
+    for (const d of dirs.slice(0, 40)) {
+      expect(w.covers(d)).toBe(false);
+      expect(w.sweptOnly(d)).toBe(true);
+    }
+    expect(w.covers(dirs[n - 1] as string)).toBe(true);
+    expect(w.covers(p.sourcesRoot)).toBe(true);
+    // Bounded by memory, not by the kernel's per-user budget alone (~2.7 KB a watch).
+    expect(DEFAULT_MAX_DIRS).toBeLessThanOrEqual(4096);
+  });
+});
+
+describe("DirWatcher.promote: a resumed folder left to the sweep", () => {
+  it("is watched at once, at most a quarter of the budget beyond it, until a refresh ranks again", () => {
+    const root = mkdtempSync(join(work, "promote-"));
+    const p = plan(root);
+    mkdirSync(p.indexDir, { recursive: true });
+    const dirs: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const d = join(p.sourcesRoot, `f${i}`);
+      mkdirSync(d, { recursive: true });
+      utimesSync(d, 1_000_000 + i, 1_000_000 + i);
+      dirs.push(d);
+    }
+    const events: WatchEvent[] = [];
+    const w = new DirWatcher({
+      plans: [p],
+      logger: silentLogger,
+      onChange: (e) => events.push(e),
+      maxDirs: 6,
+    });
+    open.push(w);
+    w.refresh(dirs);
+    const [f0, f1] = dirs as [string, string];
+    expect(w.sweptOnly(f0) && w.sweptOnly(f1)).toBe(true);
+    // A watched folder, or one outside every plan's sweep, is not promoted; the room is 6 / 4 = 1.
+    expect(w.promote([dirs[9] as string, join(root, "elsewhere")])).toEqual([]);
+    expect(w.promote([f0])).toEqual([f0]);
+    expect(w.covers(f0) && !w.sweptOnly(f0)).toBe(true);
+    expect(w.promote([f1])).toEqual([]);
+    expect(w.sweptOnly(f1)).toBe(true);
+    const f10 = join(p.sourcesRoot, "f10");
+    mkdirSync(f10);
+    // A new folder: the set is ranked by mtime again, and the budget holds.
+    w.refresh([...dirs, f10]);
+    const folders = w.watched().filter((d) => d.startsWith(`${p.sourcesRoot}/`));
+    expect(folders.length).toBe(6);
+    expect(w.covers(f10)).toBe(true);
   });
 });
 

@@ -153,7 +153,7 @@ export function createClineAdapter(
         found = full;
         if (quiet !== undefined && marks !== undefined) {
           const own = full.problems.filter((p) => !walkProblems.includes(p));
-          keepQuietEntry(quiet, sessionsDir, quietEntry(sessionsDir, marks, full.index, docs, own));
+          keepQuietEntry(quiet, sessionsDir, quietEntry(marks, full.index, docs, own));
         }
       }
       problems.push(...found.problems);

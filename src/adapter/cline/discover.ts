@@ -13,8 +13,15 @@ import { clientNamer } from "./client.ts";
 import { isCompactionFile, isUsageSource } from "./compaction/files.ts";
 import { type DiscoveryHold, heldDiscovery } from "./held-discovery.ts";
 import { heldWalk, type WalkHold } from "./held-walk.ts";
-import { cachedIndexReader, type IndexReadResult, type IndexRow, readSessionIndex } from "./index-db.ts";
+import {
+  cachedIndexReader,
+  type IndexReadResult,
+  type IndexRow,
+  indexKey,
+  readSessionIndex,
+} from "./index-db.ts";
 import type { ClinePaths } from "./paths.ts";
+import { indexFacts } from "./quiet.ts";
 import { persistedSidecars, readSidecar, type SidecarCache, type SidecarFacts } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID, type ClineDiscovery, type WalkedDocument } from "./types.ts";
 
@@ -313,6 +320,24 @@ export async function discoverCline(
   const problems: Problem[] = [];
   const sources: Source[] = [];
   const sessionsDir = paths.sessions.path;
+  // Before the walk and any read: what a held discovery is compared on (held-discovery.ts).
+  const key = hold === undefined ? undefined : indexKey(paths.db.path);
+  let walkedDocs: WalkedDocument[];
+  if (walk === undefined) walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
+  else {
+    walkedDocs = walk.docs;
+    problems.push(...walk.problems);
+  }
+  const real = realSessionsDir(sessionsDir);
+  if (hold !== undefined && key !== undefined) {
+    // A held discovery had no problem, its index read included: the same keys read the same.
+    const held =
+      problems.length === 0
+        ? await heldDiscovery(hold, { indexKey: key, real, docs: walkedDocs }, sessionsDir, sidecars)
+        : undefined;
+    if (held !== undefined) return held;
+    hold.last = undefined;
+  }
   const index = await readIndex(paths.db.path);
   if (index.status !== "ok" && index.status !== "missing") {
     problems.push({
@@ -341,22 +366,7 @@ export async function discoverCline(
   const clients = clientNamer();
 
   const seen = new Set<string>();
-  const real = realSessionsDir(sessionsDir);
   const identity = canonicalizer(sessionsDir, real);
-  let walkedDocs: WalkedDocument[];
-  if (walk === undefined) walkedDocs = walkSessions(sessionsDir, problems, compactionFiles, dirs);
-  else {
-    walkedDocs = walk.docs;
-    problems.push(...walk.problems);
-  }
-  if (hold !== undefined) {
-    const held =
-      problems.length === 0
-        ? await heldDiscovery(hold, { index, real, docs: walkedDocs }, sessionsDir, sidecars)
-        : undefined;
-    if (held !== undefined) return held;
-    hold.last = undefined;
-  }
   // Whether every source was found by the walk and the index alone (no stat of discovery's own).
   let walkOnly = true;
   const walkedPlain = new Set<string>();
@@ -419,9 +429,9 @@ export async function discoverCline(
     sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "walk", hint });
   }
   problems.push(...clients.problems(index.dbPath));
-  const discovery: ClineDiscovery = { sources, problems, index };
-  if (hold !== undefined && walkOnly && problems.length === 0)
-    hold.last = { index, real, docs: walkedDocs, sidecars: sidecarOf, discovery };
+  const discovery: ClineDiscovery = { sources, problems, index: indexFacts(index, sessionsDir) };
+  if (key !== undefined && hold !== undefined && walkOnly && problems.length === 0)
+    hold.last = { indexKey: key, real, docs: walkedDocs, sidecars: sidecarOf, discovery };
   return discovery;
 }
 

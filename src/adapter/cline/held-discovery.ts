@@ -6,8 +6,9 @@
  * identity), and the sweep's garbage is the walk's alone.
  *
  * What a discovery's sources depend on, and how each is checked (discoverCline):
- * - the index rows: by identity of the read result (cachedIndexReader hands on its result while
- *   `sessions.db` and its WAL keep their stat keys);
+ * - the index rows: by the stat keys of `sessions.db` and its WAL (indexKey), taken before the
+ *   last discovery read them (a change during that read makes the keys differ): the same keys are
+ *   the same rows, as cachedIndexReader trusts. A held discovery reads no index and keeps no row;
  * - the walk: the same documents, in the same order (walkSessions re-lists a folder whose mark
  *   changed), every one plain (no symlink, whose target can change under the same name);
  * - the sessions dir's real path (the identity of the index's paths and the walk's);
@@ -23,13 +24,13 @@
  */
 import { join } from "node:path";
 import type { Problem, Source } from "../types.ts";
-import type { IndexReadResult } from "./index-db.ts";
 import { readSidecar, type SidecarCache, type SidecarFacts } from "./sidecar.ts";
 import type { ClineDiscovery, WalkedDocument } from "./types.ts";
 
 /** The last discovery a later one may hand on, with what it was built from. */
 export interface HeldInputs {
-  readonly index: IndexReadResult;
+  /** indexKey of the index dir, taken before the read the discovery used. */
+  readonly indexKey: string;
   readonly real: string;
   readonly docs: readonly WalkedDocument[];
   /** Each unindexed session folder's sidecar facts, by its root session id. */
@@ -76,17 +77,17 @@ export async function sidecarsUnchanged(
   return true;
 }
 
-/** The last discovery, when this one's index, real path and walk are its own and its sidecars say the same. */
+/** The last discovery, when this one's index keys, real path and walk are its own and its sidecars say the same. */
 export async function heldDiscovery(
   hold: DiscoveryHold,
-  now: { readonly index: IndexReadResult; readonly real: string; readonly docs: readonly WalkedDocument[] },
+  now: { readonly indexKey: string; readonly real: string; readonly docs: readonly WalkedDocument[] },
   sessionsDir: string,
   cache: SidecarCache,
 ): Promise<ClineDiscovery | undefined> {
   const last = hold.last;
   if (
     last === undefined ||
-    last.index !== now.index ||
+    last.indexKey !== now.indexKey ||
     last.real !== now.real ||
     !sameWalk(last.docs, now.docs)
   )

@@ -332,6 +332,12 @@ export function statKey(path: string): string {
   }
 }
 
+/** The stat keys of a db dir's `sessions.db` and its WAL: the same keys, the same rows. */
+export function indexKey(dbDir: string): string {
+  const db = join(dbDir, SESSIONS_DB);
+  return `${statKey(db)}|${statKey(`${db}-wal`)}`;
+}
+
 /** How long a failed read (locked, corrupt, ...) of an unchanged index is reused: one pass. */
 const FAILED_READ_REUSE_MS = 1000;
 
@@ -347,8 +353,7 @@ export function cachedIndexReader(
 ): CachedIndexReader {
   let last: { key: string; dbDir: string; at: number; result: Promise<IndexReadResult> } | undefined;
   const reader: IndexReader = async (dbDir) => {
-    const db = join(dbDir, SESSIONS_DB);
-    const key = `${statKey(db)}|${statKey(`${db}-wal`)}`;
+    const key = indexKey(dbDir);
     if (last !== undefined && last.dbDir === dbDir && last.key === key) {
       const cached = await last.result;
       if (cached.status === "ok" || now() - last.at < FAILED_READ_REUSE_MS) return cached;

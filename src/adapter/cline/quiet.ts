@@ -24,7 +24,7 @@ import { MESSAGES_SUFFIX } from "./compaction/files.ts";
 import type { WalkedDocument } from "./discover.ts";
 import { fileMark } from "./index-cache.ts";
 import { type IndexReadResult, SESSIONS_DB } from "./index-db.ts";
-import { CLINE_ADAPTER_ID } from "./types.ts";
+import { CLINE_ADAPTER_ID, type IndexFacts } from "./types.ts";
 
 /** Listing scope of the quiet facts: one entry per sessions dir. */
 export const QUIET_SCOPE = "cline.quiet";
@@ -73,13 +73,34 @@ export function walkShaped(path: string, under: string): boolean {
 }
 
 /**
+ * What a quiet entry needs of an index read (IndexFacts), taken by the full discovery that read
+ * it: a held discovery hands these on without the rows.
+ */
+export function indexFacts(index: IndexReadResult, sessionsDir: string): IndexFacts {
+  const under = `${sessionsDir}/`;
+  let rowsWalkShaped = true;
+  for (const r of index.rows) {
+    const p = r.messagesPath;
+    if (p !== null && p !== "" && !walkShaped(p, under)) {
+      rowsWalkShaped = false;
+      break;
+    }
+  }
+  return {
+    status: index.status,
+    ...(index.cacheProblem !== undefined ? { cacheProblem: index.cacheProblem } : {}),
+    rowsWalkShaped,
+  };
+}
+
+/**
  * After a full discovery: the entry to keep for `sessionsDir` (undefined: none may be kept).
- * `walked`: its walk's documents; `problems`: everything it reported but the walk's own.
+ * `index`: the facts of its index read (indexFacts); `walked`: its walk's documents; `problems`:
+ * everything it reported but the walk's own.
  */
 export function quietEntry(
-  sessionsDir: string,
   marks: IndexMarks,
-  index: IndexReadResult,
+  index: IndexFacts,
   walked: readonly WalkedDocument[],
   problems: readonly Problem[],
 ): { readonly mark: string; readonly takenMs: number; readonly entries: string } | undefined {
@@ -87,11 +108,7 @@ export function quietEntry(
   if (!(index.status === "ok" || index.status === "missing") || index.cacheProblem !== undefined)
     return undefined;
   if (!problems.every((p) => STABLE.has(p.code))) return undefined;
-  const under = `${sessionsDir}/`;
-  for (const r of index.rows) {
-    const p = r.messagesPath;
-    if (p !== null && p !== "" && !walkShaped(p, under)) return undefined;
-  }
+  if (!index.rowsWalkShaped) return undefined;
   if (!walked.every((d) => d.plain)) return undefined;
   return { mark: marks.mark, takenMs: marks.takenMs, entries: JSON.stringify(problems) };
 }

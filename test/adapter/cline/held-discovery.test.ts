@@ -9,8 +9,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClineAdapter } from "../../../src/adapter/cline/adapter.ts";
+import { createClineSurfaces } from "../../../src/adapter/cline/captures/collect.ts";
 import { sameCompactions, sameWalk } from "../../../src/adapter/cline/held-discovery.ts";
-import { cachedIndexReader } from "../../../src/adapter/cline/index-db.ts";
+import { cachedIndexReader, readSessionIndex } from "../../../src/adapter/cline/index-db.ts";
 import { resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
 import type { Adapter, Source } from "../../../src/adapter/types.ts";
 import { makeTree, messagesDoc, type Tree, writeSession } from "../../helpers/cline-tree.ts";
@@ -58,6 +59,32 @@ describe("held discovery", () => {
     const second = await a.discover();
     expect(second.sources).toBe(first.sources);
     expect(second.problems).toEqual([]);
+  });
+
+  it("reads no index when held, and the daemon's surfaces keep no index row between discoveries", async () => {
+    let reads = 0;
+    const counted = cachedIndexReader((d) => {
+      reads++;
+      return readSessionIndex(d);
+    });
+    const paths = resolveClinePaths({}, {}, tree.home);
+    const surfaces = createClineSurfaces(paths, [], undefined, {}, counted);
+    const first = await surfaces.discover();
+    expect(reads).toBe(1);
+    // Held: the index's stat keys are the last read's, so it is not read (its rows were let go:
+    // a discovery that was not held would read it again).
+    expect(view((await surfaces.discover()).sources)).toEqual(view(first.sources));
+    expect(reads).toBe(1);
+    // The walk changed, the index did not: its rows were let go, so they are read again (a
+    // reader that kept them would hand them on without a read).
+    writeSession(tree, { id: "n1", cwd: "/new", messages: [{ id: "m1" }], indexed: false });
+    const second = await surfaces.discover();
+    expect(reads).toBe(2);
+    expect(view(second.sources.filter((s) => s.adapterId === "cline"))).toEqual(await fresh());
+    // A changed index is never taken for the held one.
+    indexRow("n2", join(tree.sessionsDir, "n1", "n1.messages.json"));
+    await surfaces.discover();
+    expect(reads).toBe(3);
   });
 
   it("lists a new session folder, a new document and a compaction file at the next discovery", async () => {

@@ -28,7 +28,13 @@ import {
   readSessionIndex,
 } from "../../../src/adapter/cline/index-db.ts";
 import { type ClinePaths, resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
-import { QUIET_SCOPE, quietEntry, UNBUILT_HINT, walkShaped } from "../../../src/adapter/cline/quiet.ts";
+import {
+  indexFacts,
+  QUIET_SCOPE,
+  quietEntry,
+  UNBUILT_HINT,
+  walkShaped,
+} from "../../../src/adapter/cline/quiet.ts";
 import { QUIET_TREE_SCOPE } from "../../../src/adapter/cline/quiet-tree.ts";
 import { CLINE_ADAPTER_ID } from "../../../src/adapter/cline/types.ts";
 import { type ListingStore, loadListing } from "../../../src/adapter/listings.ts";
@@ -352,7 +358,9 @@ describe("quietEntry: kept only when the index's rows are all the walk's documen
   it("is kept for walk-shaped rows and stable problems", () => {
     const index = { ...ok, rows: [row("/s/a/a.messages.json"), row(null), row("")] };
     const problems = [{ path: "/db", code: "unknown-session-source", detail: "d" }];
-    expect(quietEntry("/s", marks, index, walked, problems)?.entries).toBe(JSON.stringify(problems));
+    expect(quietEntry(marks, indexFacts(index, "/s"), walked, problems)?.entries).toBe(
+      JSON.stringify(problems),
+    );
   });
   it("is not kept for a row naming a document elsewhere, relative, or not a document", () => {
     for (const p of [
@@ -361,17 +369,19 @@ describe("quietEntry: kept only when the index's rows are all the walk's documen
       "/s/a/b/a.messages.json",
       "/s/a/a.json",
     ]) {
-      expect(quietEntry("/s", marks, { ...ok, rows: [row(p)] }, walked, []), p).toBeUndefined();
+      expect(quietEntry(marks, indexFacts({ ...ok, rows: [row(p)] }, "/s"), walked, []), p).toBeUndefined();
     }
   });
   it("is not kept for a symlinked document, a passing problem, a failed read, or unconfirmed marks", () => {
-    expect(quietEntry("/s", marks, ok, [{ path: "/s/a/a.messages.json", plain: false }], [])).toBeUndefined();
+    expect(
+      quietEntry(marks, indexFacts(ok, "/s"), [{ path: "/s/a/a.messages.json", plain: false }], []),
+    ).toBeUndefined();
     const sidecar = [{ path: "/s/a/a.json", code: "unreadable-sidecar", detail: "EACCES" }];
-    expect(quietEntry("/s", marks, ok, walked, sidecar)).toBeUndefined();
-    expect(quietEntry("/s", marks, { ...ok, status: "locked" }, walked, [])).toBeUndefined();
-    expect(quietEntry("/s", marks, { ...ok, cacheProblem: "x" }, walked, [])).toBeUndefined();
-    expect(quietEntry("/s", { ...marks, changedMs: 99_000 }, ok, walked, [])).toBeUndefined();
-    expect(quietEntry("/s", marks, ok, walked, [])).toBeDefined();
+    expect(quietEntry(marks, indexFacts(ok, "/s"), walked, sidecar)).toBeUndefined();
+    expect(quietEntry(marks, indexFacts({ ...ok, status: "locked" }, "/s"), walked, [])).toBeUndefined();
+    expect(quietEntry(marks, indexFacts({ ...ok, cacheProblem: "x" }, "/s"), walked, [])).toBeUndefined();
+    expect(quietEntry({ ...marks, changedMs: 99_000 }, indexFacts(ok, "/s"), walked, [])).toBeUndefined();
+    expect(quietEntry(marks, indexFacts(ok, "/s"), walked, [])).toBeDefined();
   });
   it("walkShaped: exactly <sessions>/<folder>/<name>.messages.json", () => {
     expect(walkShaped("/s/a/x.messages.json", "/s/")).toBe(true);

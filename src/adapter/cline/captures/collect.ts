@@ -234,19 +234,16 @@ export function createClineSurfaces(
   );
   return {
     ...both,
-    // One pass: the index rows (~200 bytes a session) are not kept through the pass once both
-    // discoveries have them; a capture read later in the pass reads the index again.
-    ...(opts.onePass === true
-      ? {
-          discover: async (known) => {
-            try {
-              return await both.discover(known);
-            } finally {
-              readIndex.forget();
-            }
-          },
-        }
-      : {}),
+    // The index rows (~300 bytes a session) are not kept once both discoveries have them: not
+    // through a pass, nor by a daemon between sweeps (a held discovery compares the index's stat
+    // keys, held-discovery.ts). A capture read later in the pass reads the index again.
+    discover: async (known) => {
+      try {
+        return await both.discover(known);
+      } finally {
+        readIndex.forget();
+      }
+    },
     watchPlans: Object.freeze([clineWatchPlan(cline, captureDirs)]),
   };
 }
