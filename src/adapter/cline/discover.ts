@@ -20,8 +20,8 @@ import {
   indexKey,
   readSessionIndex,
 } from "./index-db.ts";
+import { indexFacts } from "./index-facts.ts";
 import type { ClinePaths } from "./paths.ts";
-import { indexFacts } from "./quiet.ts";
 import { persistedSidecars, readSidecar, type SidecarCache, type SidecarFacts } from "./sidecar.ts";
 import { CLINE_ADAPTER_ID, type ClineDiscovery, type WalkedDocument } from "./types.ts";
 

@@ -20,10 +20,9 @@ import { unchangedSinceStat } from "../fingerprint.ts";
 import { LISTING_CONFIRM_MS, type ListingMemo } from "../listings.ts";
 import { statNow } from "../stat-now.ts";
 import type { Problem, SessionHint, Source, SourceCheckpoint } from "../types.ts";
-import { MESSAGES_SUFFIX } from "./compaction/files.ts";
-import type { WalkedDocument } from "./discover.ts";
 import { fileMark } from "./index-cache.ts";
-import { type IndexReadResult, SESSIONS_DB } from "./index-db.ts";
+import { SESSIONS_DB } from "./index-db.ts";
+import type { WalkedDocument } from "./types.ts";
 import { CLINE_ADAPTER_ID, type IndexFacts } from "./types.ts";
 
 /** Listing scope of the quiet facts: one entry per sessions dir. */
@@ -58,39 +57,6 @@ export function indexMarks(dbDir: string, now: () => number): IndexMarks {
   const db = fileMark(dbPath);
   const wal = fileMark(`${dbPath}-wal`);
   return { mark: `${db.mark}|${wal.mark}`, takenMs, changedMs: Math.max(db.changedMs, wal.changedMs) };
-}
-
-/** A document path as the walk writes it: `<sessions>/<folder>/<file>`, the folder a plain name. */
-export function walkShaped(path: string, under: string): boolean {
-  if (!path.startsWith(under)) return false;
-  const slash = path.indexOf("/", under.length);
-  if (slash <= under.length || slash !== path.lastIndexOf("/")) return false;
-  // A daemon's every sweep asks it of every index row: the folder and name compared in place.
-  const dots = slash - under.length;
-  if (dots <= 2 && path.slice(under.length, slash).replaceAll(".", "") === "") return false;
-  // isUsageSource of the name (a name ending so is never a compaction file's).
-  return path.endsWith(MESSAGES_SUFFIX) && path.length - slash - 1 > MESSAGES_SUFFIX.length;
-}
-
-/**
- * What a quiet entry needs of an index read (IndexFacts), taken by the full discovery that read
- * it: a held discovery hands these on without the rows.
- */
-export function indexFacts(index: IndexReadResult, sessionsDir: string): IndexFacts {
-  const under = `${sessionsDir}/`;
-  let rowsWalkShaped = true;
-  for (const r of index.rows) {
-    const p = r.messagesPath;
-    if (p !== null && p !== "" && !walkShaped(p, under)) {
-      rowsWalkShaped = false;
-      break;
-    }
-  }
-  return {
-    status: index.status,
-    ...(index.cacheProblem !== undefined ? { cacheProblem: index.cacheProblem } : {}),
-    rowsWalkShaped,
-  };
 }
 
 /**

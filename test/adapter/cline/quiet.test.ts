@@ -27,14 +27,9 @@ import {
   type IndexReadResult,
   readSessionIndex,
 } from "../../../src/adapter/cline/index-db.ts";
+import { indexFacts, walkShaped } from "../../../src/adapter/cline/index-facts.ts";
 import { type ClinePaths, resolveClinePaths } from "../../../src/adapter/cline/paths.ts";
-import {
-  indexFacts,
-  QUIET_SCOPE,
-  quietEntry,
-  UNBUILT_HINT,
-  walkShaped,
-} from "../../../src/adapter/cline/quiet.ts";
+import { QUIET_SCOPE, quietEntry, UNBUILT_HINT } from "../../../src/adapter/cline/quiet.ts";
 import { QUIET_TREE_SCOPE } from "../../../src/adapter/cline/quiet-tree.ts";
 import { CLINE_ADAPTER_ID } from "../../../src/adapter/cline/types.ts";
 import { type ListingStore, loadListing } from "../../../src/adapter/listings.ts";
