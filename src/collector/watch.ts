@@ -41,8 +41,8 @@ export interface WatchOptions {
  * Each watch costs the process ~2.7 KB of memory (Node's FSWatcher and libuv's handle, ~2 KB, and
  * ours) and the user's inotify budget one watch, whatever the history: 16,384 watches were ~44 MB
  * of a daemon over 30,000 sessions. Cline writes to the sessions in use, the newest; an older one
- * resumed is read by the sweep (every 60 s) until a refresh ranks it among the newest again
- * (docs/performance.md, "The daemon over 30,000 sessions").
+ * resumed has its first change read by the sweep (every 60 s), and is watched from then on
+ * (`promote`; docs/performance.md, "The daemon over 30,000 sessions").
  */
 export const DEFAULT_MAX_DIRS = 1024;
 

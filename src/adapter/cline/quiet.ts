@@ -22,8 +22,7 @@ import { statNow } from "../stat-now.ts";
 import type { Problem, SessionHint, Source, SourceCheckpoint } from "../types.ts";
 import { fileMark } from "./index-cache.ts";
 import { SESSIONS_DB } from "./index-db.ts";
-import type { WalkedDocument } from "./types.ts";
-import { CLINE_ADAPTER_ID, type IndexFacts } from "./types.ts";
+import { CLINE_ADAPTER_ID, type IndexFacts, type WalkedDocument } from "./types.ts";
 
 /** Listing scope of the quiet facts: one entry per sessions dir. */
 export const QUIET_SCOPE = "cline.quiet";
