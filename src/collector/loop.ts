@@ -133,7 +133,8 @@ export class CollectorLoop {
   private next: PassScope = emptyScope(true);
   private scope: PassScope = emptyScope(true);
   private lastDiscovery: DiscoverResult | undefined;
-  private known = new Set<string>();
+  /** The last discovery's source paths, each to itself (its string is the one checkpoints share: PathOf). */
+  private known = new Map<string, string>();
   /** The folders of the sources they were computed from (the watch refresh's input). */
   private sourceDirs: { readonly sources: readonly Source[]; readonly dirs: ReadonlySet<string> } | undefined;
   /** The sources of the last discovery a finished pass used (and so pruned the checkpoints by). */
@@ -178,7 +179,7 @@ export class CollectorLoop {
         // An idle sweep finds the very same sources (an adapter hands the same objects on): the
         // set of their paths is the one already built, not 10,000 paths hashed again.
         if (before === undefined || !sameSources(before, d.sources)) {
-          this.known = new Set(d.sources.map((s) => s.path));
+          this.known = new Map(d.sources.map((s) => [s.path, s.path]));
         }
         // The same sources a finished pass already pruned by: no checkpoint can be gone since (a
         // commit adds only listed sources'), so no prune and no set of every live path.
@@ -340,6 +341,7 @@ export class CollectorLoop {
       const result = await runPass(this.observed, this.ledger, {
         ...(progress ? { onProgress: (d: number, t: number) => progress.update(d, t) } : {}),
         shouldStop: () => this.stopping,
+        pathOf: (path) => this.known.get(path),
       });
       progress?.finish();
       this.passes++;

@@ -6,7 +6,7 @@ import type {
   SourceCheckpoint,
   SourceListing,
 } from "../adapter/types.ts";
-import type { Ledger } from "../ledger/ledger.ts";
+import type { Ledger, PathOf } from "../ledger/ledger.ts";
 import { boundYoungGeneration } from "../util/heap.ts";
 import { loopTurn, turnDue } from "./yield.ts";
 
@@ -135,6 +135,8 @@ export interface PassOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Checked between sources so a shutdown finishes the source at hand, not the pass. */
   readonly shouldStop?: () => boolean;
+  /** The caller's string for a source path it knows: checkpoints loaded by this pass share it (PathOf). */
+  readonly pathOf?: PathOf;
 }
 
 /**
@@ -147,7 +149,7 @@ export async function runPass(adapter: Adapter, ledger: Ledger, opts: PassOption
   // Handed to discovery, which may use them (Adapter.discover): a source's checkpoint only
   // changes by its own commit, which comes after its collection. Loaded on first use: a pass
   // whose discovery lists no source (a tree proved unchanged, a HOME without Cline data) loads none.
-  const known = ledger.knownCheckpoints();
+  const known = ledger.knownCheckpoints(opts.pathOf);
   const {
     sources,
     problems: discoverProblems,

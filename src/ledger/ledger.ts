@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { KnownCheckpoints, SourceCheckpoint } from "../adapter/types.ts";
 import { CAPTURES_VERSION, type CaptureRow, type CaptureSeriesRow, Captures } from "./captures/captures.ts";
-import { Checkpoints } from "./collection/checkpoints.ts";
+import { Checkpoints, type PathOf } from "./collection/checkpoints.ts";
 import { Listings } from "./collection/listings.ts";
 import { Activity, type ActivitySeriesRow } from "./delivered/activity.ts";
 import { EDIT_PACKS_VERSION, type EditSeriesRow, Edits } from "./delivered/edits.ts";
@@ -28,6 +28,7 @@ import {
 } from "./usage/series.ts";
 
 export type { CaptureRow, CaptureSeriesRow } from "./captures/captures.ts";
+export type { PathOf } from "./collection/checkpoints.ts";
 export type { ActivitySeriesRow } from "./delivered/activity.ts";
 export type { EditSeriesRow } from "./delivered/edits.ts";
 export type { BackfillPhase, BackfillProgress } from "./export-state/backfill.ts";
@@ -180,19 +181,19 @@ export class Ledger {
   // ---- checkpoints
 
   /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
-  allCheckpoints(): ReadonlyMap<string, SourceCheckpoint> {
-    return this.checkpoints.all();
+  allCheckpoints(pathOf?: PathOf): ReadonlyMap<string, SourceCheckpoint> {
+    return this.checkpoints.all(pathOf);
   }
 
   /**
    * The checkpoints as a pass hands them to discovery (KnownCheckpoints): `all()` loaded on its
    * first call and kept by this object, `token` read from the table each time.
    */
-  knownCheckpoints(): KnownCheckpoints {
+  knownCheckpoints(pathOf?: PathOf): KnownCheckpoints {
     let all: ReadonlyMap<string, SourceCheckpoint> | undefined;
     return {
       all: () => {
-        all ??= this.checkpoints.all();
+        all ??= this.checkpoints.all(pathOf);
         return all;
       },
       token: (adapter) => this.checkpoints.token(adapter),

@@ -1,5 +1,6 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { flatConcat } from "../../util/flat.ts";
 import {
   dirMark,
   type ListingMemo,
@@ -199,7 +200,7 @@ export function walkSessions(
   const gone: string[] = [];
   const compactions: string[] = [];
   for (const root of roots.entries) {
-    const dir = under + root.slice(1);
+    const dir = flatConcat(under, root.slice(1));
     const link = root.charCodeAt(0) === L;
     let files: string[];
     try {
@@ -231,7 +232,7 @@ export function walkSessions(
     live?.add(dir);
     const prefix = `${dir}/`;
     for (const f of files) {
-      const p = prefix + f.slice(1);
+      const p = flatConcat(prefix, f.slice(1));
       const kind = f.charCodeAt(0);
       if (kind === C) {
         compactionFiles?.add(p);
@@ -369,9 +370,21 @@ export async function discoverCline(
   const identity = canonicalizer(sessionsDir, real);
   // Whether every source was found by the walk and the index alone (no stat of discovery's own).
   let walkOnly = true;
-  const walkedPlain = new Set<string>();
-  for (const d of walkedDocs) if (d.plain) walkedPlain.add(d.path);
+  // Each walked path to itself: a source the index names is given the walk's string, not the row's
+  // equal copy, so a daemon holding both its walk and its sources keeps each path once (~120 bytes
+  // a document; docs/performance.md, "One string per path").
+  const walkedPlain = new Map<string, string>();
+  for (const d of walkedDocs) if (d.plain) walkedPlain.set(d.path, d.path);
   const walked = (path: string): boolean => walkedPlain.has(path);
+  // One string per distinct cwd, not one per index row (a project's sessions share it).
+  const projects = new Map<string, string>();
+  const oneOf = (cwd: string | null | undefined): string | undefined => {
+    if (cwd === null || cwd === undefined) return undefined;
+    const held = projects.get(cwd);
+    if (held !== undefined) return held;
+    projects.set(cwd, cwd);
+    return cwd;
+  };
   for (const row of index.rows) {
     const p = locateIndexedDocument(row, sessionsDir, walked);
     if (p === undefined) {
@@ -394,11 +407,11 @@ export async function discoverCline(
     const hint: SessionHint = {
       sessionId: row.sessionId,
       rootSessionId,
-      project: row.cwd ?? root?.cwd ?? undefined,
+      project: oneOf(row.cwd ?? root?.cwd),
       // Sub-agents inherit the parent's source (docs/cline-format.md §6); a row without one takes the root's.
       client: clients.of(row.source ?? root?.source, row.sessionId),
     };
-    sources.push({ adapterId: CLINE_ADAPTER_ID, path: p, origin: "index", hint });
+    sources.push({ adapterId: CLINE_ADAPTER_ID, path: walkedPlain.get(p) ?? p, origin: "index", hint });
   }
 
   const sidecarOf = new Map<string, SidecarFacts>();
@@ -410,7 +423,7 @@ export async function discoverCline(
     // The root session is the folder's name, whoever's document this is (parser.ts identityFromPath).
     const rootId = basename(dirname(p));
     const row = byId.get(rootId);
-    let project = row?.cwd ?? undefined;
+    let project = oneOf(row?.cwd);
     let source = row?.source ?? undefined;
     if (project === undefined || row === undefined) {
       let facts = sidecarOf.get(rootId);
@@ -418,7 +431,7 @@ export async function discoverCline(
         facts = await readSidecar(join(sessionsDir, rootId), rootId, problems, sidecars);
         sidecarOf.set(rootId, facts);
       }
-      project ??= facts.cwd;
+      project ??= oneOf(facts.cwd);
       source ??= facts.source;
     }
     const hint: SessionHint = {

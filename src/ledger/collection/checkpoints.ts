@@ -18,6 +18,13 @@ const toCheckpoint = (r: CheckpointRow): SourceCheckpoint => ({
 });
 
 /**
+ * The caller's string equal to `path`, when it has one (a source's path): a daemon holds the
+ * checkpoints between passes, and each path then once instead of a second copy read from SQLite
+ * (38,888 of them at 30,000 sessions, ~4.4 MB; docs/performance.md, "One string per path").
+ */
+export type PathOf = (path: string) => string | undefined;
+
+/**
  * One checkpoint per source (fileconsumer vocabulary): what was read, so an unchanged file is skipped.
  *
  * A writer (`hold`) keeps what it loaded between passes: the checkpoints change only by this
@@ -72,12 +79,19 @@ export class Checkpoints {
     this.heldPaths.clear();
   }
 
-  /** Every checkpoint in one query: a pass over thousands of sources looks them up in memory. */
-  all(): ReadonlyMap<string, SourceCheckpoint> {
+  /**
+   * Every checkpoint in one query: a pass over thousands of sources looks them up in memory.
+   * `pathOf`: the caller's own string for a path it knows (PathOf), taken as the checkpoint's path.
+   */
+  all(pathOf?: PathOf): ReadonlyMap<string, SourceCheckpoint> {
     if (this.held !== undefined) return this.held;
     const out = new Map<string, SourceCheckpoint>();
     // all(), not iterate(): one call into SQLite instead of one per row (see Listings.load).
-    for (const cp of this.st.all.all() as SourceCheckpoint[]) out.set(cp.path, cp);
+    for (const cp of this.st.all.all() as { path: string }[]) {
+      const own = pathOf?.(cp.path);
+      if (own !== undefined) cp.path = own;
+      out.set(cp.path, cp as SourceCheckpoint);
+    }
     if (this.holdable()) this.held = out;
     return out;
   }

@@ -96,6 +96,38 @@ describe("held checkpoints", () => {
     expect([...l.allCheckpoints().keys()]).toEqual(["/a"]);
   });
 
+  it("a load takes the caller's string for each path it knows, and a held map asks for none", () => {
+    const l = open(stateDir());
+    l.commitAll([obsOf("/a", 10), obsOf("/b", 11)]);
+    const asked: string[] = [];
+    // The caller knows /a only (a source of its last discovery); /b keeps the row's own string.
+    const first = l.allCheckpoints((p) => {
+      asked.push(p);
+      return p === "/a" ? "/a" : undefined;
+    });
+    expect(asked.sort()).toEqual(["/a", "/b"]);
+    expect([...first.values()].map((c) => [c.path, c.size]).sort()).toEqual([
+      ["/a", 10],
+      ["/b", 11],
+    ]);
+    expect([...first.keys()].sort()).toEqual(["/a", "/b"]);
+    // Held: answered from memory, no path looked up again (an idle sweep's 38,888 not hashed).
+    const again = (): undefined => {
+      asked.push("again");
+    };
+    expect(l.allCheckpoints(again)).toBe(first);
+    expect(asked).not.toContain("again");
+    // The known checkpoints a pass hands to discovery take the same lookup on their first load.
+    l.commitAll([obsOf("/c", 12)]);
+    const viaKnown: string[] = [];
+    const known = l.knownCheckpoints((p) => {
+      viaKnown.push(p);
+      return undefined;
+    });
+    expect([...known.all().keys()].sort()).toEqual(["/a", "/b", "/c"]);
+    expect(viaKnown.sort()).toEqual(["/a", "/b", "/c"]);
+  });
+
   it("a read-only view holds nothing: the writer's commits show at its next load", () => {
     const dir = stateDir();
     const w = open(dir);
