@@ -3,8 +3,9 @@
  * cases (docs/performance.md, "Memory at 30,000 sessions"). At each size of `sizes.scaleSessions`
  * (default 10,000 and 30,000 real-CLI-shaped sessions): `run --once`, the first export to a local
  * receiver, and its peak RSS; the MB each 1,000 sessions add between the first and the last size;
- * and over the last size, the idle daemon (exporter off, more session folders than watches past
- * 16,384), its CPU a minute in stat walks of that tree.
+ * and over the last size, the daemon (exporter off; more session folders than its 1,024 watches):
+ * its peak RSS over its backfill and an idle minute (docs/performance.md, "One string per path"),
+ * and that minute's CPU in stat walks of the tree.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
