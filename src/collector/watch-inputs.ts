@@ -9,8 +9,8 @@
  * LISTING_CONFIRM_MS after the root's last change (a change in the same clock tick keeps the mark).
  */
 import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { dirMark, LISTING_CONFIRM_MS, sameMark } from "../adapter/listings.ts";
+import { dirPrefix } from "../util/dir-prefix.ts";
 import { flatConcat } from "../util/flat.ts";
 
 /** One sources root's folders as last listed, with the root's mark then. */
@@ -48,7 +48,7 @@ export function rememberedSubdirectories(
   let dirs: string[];
   try {
     // Held for the daemon's life (30,000 folders: ~1 MB less as flat strings, flatConcat).
-    const under = join(root, "_").slice(0, -1);
+    const under = dirPrefix(root);
     dirs = readdirSync(root, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .map((d) => flatConcat(under, d.name));

@@ -1,5 +1,6 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { dirPrefix } from "../../util/dir-prefix.ts";
 import { flatConcat } from "../../util/flat.ts";
 import {
   dirMark,
@@ -193,8 +194,8 @@ export function walkSessions(
     if (code !== "ENOENT") problems.push({ path: sessionsDir, code: "unreadable-dir", detail: code });
     return found;
   }
-  // `<sessions>/` once, normalized as join would: names hold no "/", so a path is one concatenation.
-  const under = join(sessionsDir, "_").slice(0, -1);
+  // `<sessions>/` once (dirPrefix): a folder path is one concatenation.
+  const under = dirPrefix(sessionsDir);
   // Only a fresh listing of the sessions dir prunes by what is live (see below).
   const live = roots.fresh ? new Set<string>() : undefined;
   const gone: string[] = [];

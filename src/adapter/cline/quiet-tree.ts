@@ -24,7 +24,7 @@
  * full discovery, which drops the entry (the quiet one writes it again).
  */
 import type { Stats } from "node:fs";
-import { join } from "node:path";
+import { dirPrefix } from "../../util/dir-prefix.ts";
 import { type ListingStore, loadListing } from "../listings.ts";
 import { statNow } from "../stat-now.ts";
 import type { Problem } from "../types.ts";
@@ -58,7 +58,7 @@ export function encodeQuietTree(
   const folders = facts.folders.length;
   if (facts.linked || docs.length === 0 || facts.marks.length !== MARK * (folders + 1)) return undefined;
   if (docStats.length !== DOC * docs.length) return undefined;
-  const under = join(sessionsDir, "_").slice(0, -1);
+  const under = dirPrefix(sessionsDir);
   const numbers = new Float64Array(HEADER + MARK + folders * (1 + MARK) + docs.length * DOC);
   numbers[0] = MAGIC;
   numbers[1] = folders;
@@ -158,7 +158,7 @@ export function quietTreeHolds(
   const n = snap.numbers;
   const root = statNow(sessionsDir);
   if (root === undefined || !sameMarkAt(n, HEADER, root)) return { stored: true };
-  const under = join(sessionsDir, "_").slice(0, -1);
+  const under = dirPrefix(sessionsDir);
   const names = snap.names;
   const folders = n[1] as number;
   // Where each folder's numbers and name begin, found without a stat: the folders are then
